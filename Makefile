@@ -1,0 +1,45 @@
+# One entry point for developers and CI. The virtualenv lives in .venv and is
+# (re)built whenever pyproject.toml changes; pip's download cache is outside
+# the repo, so a rebuild reuses what was downloaded before.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+CODE := src tests benchmarks
+
+.PHONY: help demo test lint typecheck unit bench clean
+
+help:
+	@echo "make demo   - forecast the bundled NASA trace slice with auto model selection"
+	@echo "make test   - lint, type-check, check layers and run every test"
+	@echo "make bench  - forecasting benchmark; writes BENCHMARKS.md (needs ../shared/traces)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --editable '.[dev]'
+	touch $@
+
+demo: $(STAMP)
+	$(BIN)/predictive-scaler forecast
+
+lint: $(STAMP)
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
+	$(BIN)/lint-imports
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest -m unit
+
+test: lint typecheck
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet --editable '.[dev,bench]'
+	$(BIN)/python benchmarks/forecasting.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache

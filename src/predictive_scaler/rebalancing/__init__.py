@@ -1,0 +1,1 @@
+"""Pure rebalancing: node scores, load heaps, eviction planning, deletion costs. Issue 6."""

@@ -1,0 +1,1 @@
+"""Pure scaling policy: replicas from a forecast (lead time, headroom, behavior). Issue 3."""
