@@ -1,0 +1,204 @@
+"""The contract every forecasting model follows, and the guarantees it adds.
+
+A model is built unfitted with its hyper-parameters (``__init__`` only),
+learns in ``fit(y) -> self`` (fitted attributes end with ``_``) and answers
+``predict(h, level) -> Forecast``. Subclasses implement ``_fit`` and
+``_predict_mean``; this base class owns what must hold for every model:
+
+* the input is cleaned once (:mod:`.hygiene`);
+* a model that cannot fit (too short a series, a numerical failure inside a
+  library) or that forecasts non-finite values degrades to the naive
+  forecast and says so in ``fallback_reason_`` and in the Forecast's notes,
+  so callers never see an exception for bad data;
+* intervals come from the model when it has them (override
+  ``_predict_interval``), otherwise from its one-step residuals, widening
+  with the square root of the step as for a random walk;
+* outputs are finite, non-negative and ordered.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from statistics import NormalDist
+from typing import Any, ClassVar, Self
+
+import numpy as np
+from numpy.typing import ArrayLike
+from threadpoolctl import ThreadpoolController
+
+from predictive_scaler.forecasting.forecast import FloatArray, Forecast
+from predictive_scaler.forecasting.hygiene import MAX_LOAD, clean_series
+
+
+@functools.cache
+def _thread_pools() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+@contextmanager
+def model_numerics() -> Iterator[None]:
+    """One BLAS/OpenMP thread, no warnings, no floating-point traps, while a model computes.
+
+    Forecasting works on small matrices, many series at a time (one per
+    workload, in worker threads). Multi-threaded OpenBLAS on such work under
+    a loaded CPU made one ARIMA order search 120x slower (30 s instead of
+    0.25 s on two cores) while its threads spun against each other. Library
+    warnings (convergence, frequency) are expected on load data and are
+    reported through ``fallback_reason_`` instead when they matter.
+    """
+    with (
+        _thread_pools().limit(limits=1),
+        warnings.catch_warnings(),
+        np.errstate(all="ignore"),
+    ):
+        warnings.simplefilter("ignore")
+        yield
+
+
+class NotFittedError(ValueError, AttributeError):
+    """``predict`` was called before ``fit``."""
+
+
+def normal_quantile(level: float) -> float:
+    """Two-sided standard-normal quantile for a central interval at ``level``."""
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def check_level(level: float) -> None:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+
+
+def check_horizon(h: int) -> None:
+    if isinstance(h, bool) or not isinstance(h, int | np.integer) or h < 1:
+        raise ValueError(f"horizon h must be an integer >= 1, got {h!r}")
+
+
+def residual_interval(
+    mean: FloatArray, residuals: FloatArray, level: float, step_scale: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Normal interval around ``mean`` from the spread of one-step residuals."""
+    finite = residuals[np.isfinite(residuals)]
+    sigma = float(np.std(finite, ddof=1)) if finite.size >= 2 else 0.0
+    half_width = normal_quantile(level) * sigma * step_scale
+    return mean - half_width, mean + half_width
+
+
+class ForecastModel(ABC):
+    """Base of every registered model; see the module docstring for the contract."""
+
+    # A class attribute; wrappers (see seasonal.py) set a per-instance name.
+    name: str
+    # Fewer cleaned points than this and the model degrades to naive.
+    min_observations: ClassVar[int] = 1
+
+    y_: FloatArray
+    residuals_: FloatArray
+    fallback_reason_: str | None
+
+    def fit(self, y: ArrayLike) -> Self:
+        series = clean_series(y)
+        self.y_ = series
+        self.fallback_reason_ = None
+        if series.size < self.min_observations:
+            self._fall_back(f"{series.size} points, {self.name} needs {self.min_observations}")
+            return self
+        try:
+            # Library numerics (statsmodels, scikit-learn, LAPACK) fail in many
+            # ways on degenerate load series; every failure means "use naive".
+            with model_numerics():
+                self.residuals_ = self._fit(series)
+        except Exception as error:  # noqa: BLE001 - see comment above
+            self._fall_back(f"{self.name} fit failed: {type(error).__name__}: {error}")
+        return self
+
+    def predict(self, h: int, level: float = 0.8) -> Forecast:
+        check_horizon(h)
+        check_level(level)
+        if not hasattr(self, "y_"):
+            raise NotFittedError(f"{self.name}: call fit() before predict()")
+        h = int(h)
+        notes: list[str] = []
+        if self.fallback_reason_ is None:
+            try:
+                with model_numerics():
+                    mean, lower, upper = self._predict_interval(h, level)
+                if not (
+                    np.isfinite(mean).all()
+                    and np.isfinite(lower).all()
+                    and np.isfinite(upper).all()
+                ):
+                    raise FloatingPointError("non-finite forecast")
+            except Exception as error:  # noqa: BLE001 - same reasoning as in fit()
+                notes.append(f"{self.name} predict failed ({error}); naive forecast used")
+                mean, lower, upper = self._naive_interval(h, level)
+        else:
+            notes.append(f"naive forecast used: {self.fallback_reason_}")
+            mean, lower, upper = self._naive_interval(h, level)
+        mean = np.clip(mean, 0.0, MAX_LOAD)
+        lower = np.clip(np.minimum(lower, mean), 0.0, MAX_LOAD)
+        upper = np.clip(np.maximum(upper, mean), 0.0, MAX_LOAD)
+        return Forecast(self.name, mean, lower, upper, level, tuple(notes))
+
+    @property
+    def is_degraded(self) -> bool:
+        """True when the last fit fell back to the naive forecast."""
+        return self.fallback_reason_ is not None
+
+    @abstractmethod
+    def _fit(self, y: FloatArray) -> FloatArray:
+        """Learn from the cleaned series; return its one-step residuals."""
+
+    @abstractmethod
+    def _predict_mean(self, h: int) -> FloatArray:
+        """Point forecast for steps 1..h."""
+
+    def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+        mean = np.asarray(self._predict_mean(h), dtype=np.float64)
+        lower, upper = residual_interval(mean, self.residuals_, level, self._step_scale(h))
+        return mean, lower, upper
+
+    def _step_scale(self, h: int) -> FloatArray:
+        """How the one-step spread grows with the step (random-walk default)."""
+        return np.sqrt(np.arange(1, h + 1, dtype=np.float64))
+
+    def _fall_back(self, reason: str) -> None:
+        self.fallback_reason_ = reason
+        self.residuals_ = np.diff(self.y_)
+
+    def _naive_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+        mean = np.full(h, self.y_[-1])
+        scale = np.sqrt(np.arange(1, h + 1, dtype=np.float64))
+        lower, upper = residual_interval(mean, np.diff(self.y_), level, scale)
+        return mean, lower, upper
+
+    def get_params(self) -> dict[str, Any]:
+        """The hyper-parameters, as passed to ``__init__`` (scikit-learn style)."""
+        names = [
+            parameter.name
+            for parameter in inspect.signature(type(self).__init__).parameters.values()
+            if parameter.name != "self"
+            and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+        ]
+        return {name: getattr(self, name) for name in names}
+
+    def clone(self) -> Self:
+        """A new unfitted model with the same hyper-parameters."""
+        return type(self)(**self.get_params())
+
+    def clone_with_fitted_structure(self) -> ForecastModel:
+        """A new unfitted model that reuses the structure this fit searched for.
+
+        Backtests refit a model at many origins; a model that searches a
+        structure (ARIMA's order) overrides this so the search runs once.
+        """
+        return self.clone()
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"

@@ -1,0 +1,40 @@
+"""What the models see of a raw load series, and why.
+
+Load series from Prometheus are messy: scrapes fail (NaN or a gap), counters
+reset (a negative rate), a broken exporter reports Inf. Every model fits on
+the cleaned series produced here, so each behaviour is decided once:
+
+* an empty series, or one without a single finite value, has nothing to
+  forecast from: ``ValueError``;
+* NaN and +/-Inf are missing readings: interior gaps are linearly
+  interpolated, leading gaps take the first reading, trailing gaps the last;
+* negative values are impossible loads and are clipped to 0;
+* values above ``MAX_LOAD`` are clipped to it, so no model overflows when it
+  squares or exponentiates them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from predictive_scaler.forecasting.forecast import FloatArray
+
+MAX_LOAD = 1e12
+
+
+def clean_series(y: ArrayLike) -> FloatArray:
+    """Return a finite, non-negative float64 copy of ``y`` (see module doc)."""
+    values = np.array(y, dtype=np.float64).ravel()
+    if values.size == 0:
+        raise ValueError("cannot forecast an empty series")
+    finite = np.isfinite(values)
+    if not finite.any():
+        raise ValueError("cannot forecast a series without a single finite value")
+    # Clip before filling gaps, so a gap next to an impossible reading is
+    # filled from the reading's plausible (clipped) value.
+    values = np.clip(values, 0.0, MAX_LOAD)
+    if not finite.all():
+        positions = np.arange(values.size)
+        values = np.interp(positions, positions[finite], values[finite])
+    return values
