@@ -1,0 +1,51 @@
+"""Forecast errors used to compare and select models."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from predictive_scaler.forecasting.forecast import FloatArray
+
+# Under-forecasting means overload; over-forecasting only costs replicas.
+DEFAULT_UNDER_WEIGHT = 3.0
+
+
+def naive_scale(y: FloatArray, season_length: int = 1) -> float:
+    """Mean absolute in-sample error of the (seasonal) naive forecast; MASE's denominator.
+
+    Falls back to the one-step scale when the series is shorter than a season,
+    and to 1.0 for a constant series, so that dividing by it is always safe.
+    """
+    lag = season_length if y.size > season_length else 1
+    if y.size <= lag:
+        return 1.0
+    scale = float(np.mean(np.abs(y[lag:] - y[:-lag])))
+    return scale if scale > 0.0 else 1.0
+
+
+def asymmetric_error(
+    actual: ArrayLike,
+    forecast: ArrayLike,
+    scale: float = 1.0,
+    under_weight: float = DEFAULT_UNDER_WEIGHT,
+) -> float:
+    """Scaled mean absolute error where an under-forecast weighs ``under_weight`` times more.
+
+    With weight w this ranks models as the pinball loss at quantile w/(1+w)
+    does (0.75 for the default 3), i.e. it prefers forecasts that err high.
+    """
+    errors = np.asarray(actual, dtype=np.float64) - np.asarray(forecast, dtype=np.float64)
+    weights = np.where(errors > 0.0, under_weight, 1.0)
+    return float(np.mean(weights * np.abs(errors)) / scale)
+
+
+def mase(actual: ArrayLike, forecast: ArrayLike, scale: float) -> float:
+    """Mean absolute error divided by ``scale`` (see :func:`naive_scale`)."""
+    errors = np.asarray(actual, dtype=np.float64) - np.asarray(forecast, dtype=np.float64)
+    return float(np.mean(np.abs(errors)) / scale)
+
+
+def under_forecast_share(actual: ArrayLike, forecast: ArrayLike) -> float:
+    """Share of points where the forecast was below what happened."""
+    return float(np.mean(np.asarray(actual) > np.asarray(forecast)))

@@ -1,0 +1,1 @@
+"""Concrete forecasting models; import them through the registry."""

@@ -1,0 +1,87 @@
+"""Exponential smoothing: Brown's double smoothing by hand, Holt from statsmodels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.signal import lfilter
+from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+
+from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.forecast import FloatArray
+
+
+def exponential_filter(values: FloatArray, alpha: float) -> FloatArray:
+    """S_t = alpha*x_t + (1-alpha)*S_{t-1} with S_0 = x_0, as one C-level filter."""
+    initial_state = [(1.0 - alpha) * values[0]]
+    smoothed, _ = lfilter([alpha], [1.0, alpha - 1.0], values, zi=initial_state)
+    return np.asarray(smoothed, dtype=np.float64)
+
+
+class Brown(ForecastModel):
+    """Brown's double exponential smoothing, exactly as in design.md section 2.
+
+    S1_t = a*y_t + (1-a)*S1_{t-1}; S2_t = a*S1_t + (1-a)*S2_{t-1}, starting
+    from S1 = S2 = y_0; level A = 2*S1 - S2, trend B = a/(1-a)*(S1 - S2),
+    forecast y_{t+T} = A + B*T.
+    """
+
+    name = "brown"
+    min_observations = 2
+
+    def __init__(self, alpha: float = 0.5) -> None:
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+        self.alpha = alpha
+
+    def _fit(self, y: FloatArray) -> FloatArray:
+        s1 = exponential_filter(y, self.alpha)
+        s2 = exponential_filter(s1, self.alpha)
+        levels = 2.0 * s1 - s2
+        trends = self.alpha / (1.0 - self.alpha) * (s1 - s2)
+        self.level_ = float(levels[-1])
+        self.trend_ = float(trends[-1])
+        one_step_ahead = levels[:-1] + trends[:-1]
+        return y[1:] - one_step_ahead
+
+    def _predict_mean(self, h: int) -> FloatArray:
+        return self.level_ + self.trend_ * np.arange(1, h + 1, dtype=np.float64)
+
+
+class Holt(ForecastModel):
+    """Holt's linear trend (additive error and trend ETS), parameters fitted by statsmodels.
+
+    The state-space form is used rather than ``holtwinters.Holt`` because it
+    gives analytic prediction intervals.
+    """
+
+    name = "holt"
+    min_observations = 10
+
+    def __init__(self, damped_trend: bool = False, max_window: int = 2000) -> None:
+        self.damped_trend = damped_trend
+        self.max_window = max_window
+
+    def _fit(self, y: FloatArray) -> FloatArray:
+        # A pandas Series, because statsmodels' ETS prediction intervals index
+        # their result by the input's index and fail on a bare ndarray.
+        window = pd.Series(y[-self.max_window :])
+        model = ETSModel(window, error="add", trend="add", damped_trend=self.damped_trend)
+        self.results_: Any = model.fit(disp=False)
+        return np.asarray(self.results_.resid, dtype=np.float64)
+
+    def _predict_mean(self, h: int) -> FloatArray:
+        return np.asarray(self.results_.forecast(h), dtype=np.float64)
+
+    def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+        start = self.results_.nobs
+        frame = self.results_.get_prediction(start=start, end=start + h - 1).summary_frame(
+            alpha=1.0 - level
+        )
+        return (
+            frame["mean"].to_numpy(dtype=np.float64),
+            frame["pi_lower"].to_numpy(dtype=np.float64),
+            frame["pi_upper"].to_numpy(dtype=np.float64),
+        )

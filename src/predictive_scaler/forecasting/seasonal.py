@@ -1,0 +1,71 @@
+"""STL around any model: forecast the seasonally adjusted series, add the season back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from statsmodels.tsa.seasonal import STL
+
+from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.forecast import FloatArray
+
+SUFFIX = "+stl"
+
+
+class Deseasonalized(ForecastModel):
+    """Wrap ``model`` so it sees the series without its STL seasonal component.
+
+    With at least two seasons of history, STL (robust to bursts) splits off
+    the seasonal component; ``model`` forecasts the adjusted series (shifted
+    to stay non-negative, since models clip negative loads) and the last
+    season's profile is added back. With less history the season cannot be
+    estimated and ``model`` sees the raw series; ``seasonal_`` is then None.
+    """
+
+    min_observations = 1
+
+    def __init__(self, model: ForecastModel, season_length: int, robust: bool = True) -> None:
+        if season_length < 2:
+            raise ValueError(f"season_length must be >= 2, got {season_length}")
+        self.model = model
+        self.season_length = season_length
+        self.robust = robust
+        self.name = model.name + SUFFIX
+
+    def clone(self) -> Deseasonalized:
+        return Deseasonalized(self.model.clone(), self.season_length, self.robust)
+
+    def clone_with_fitted_structure(self) -> ForecastModel:
+        inner = self.model_.clone_with_fitted_structure() if hasattr(self, "model_") else self.model
+        return Deseasonalized(inner, self.season_length, self.robust)
+
+    def _fit(self, y: FloatArray) -> FloatArray:
+        self.seasonal_: FloatArray | None = None
+        self.shift_ = 0.0
+        adjusted = y
+        if y.size >= 2 * self.season_length:
+            decomposition: Any = STL(y, period=self.season_length, robust=self.robust).fit()
+            self.seasonal_ = np.asarray(decomposition.seasonal, dtype=np.float64)
+            adjusted = y - self.seasonal_
+            self.shift_ = max(0.0, -float(adjusted.min()))
+        self.model_ = self.model.clone().fit(adjusted + self.shift_)
+        if self.model_.is_degraded:
+            raise ValueError(self.model_.fallback_reason_)
+        return self.model_.residuals_
+
+    def _season_ahead(self, h: int) -> FloatArray:
+        if self.seasonal_ is None:
+            return np.zeros(h)
+        last_season = self.seasonal_[-self.season_length :]
+        return np.asarray(last_season[np.arange(h) % self.season_length], dtype=np.float64)
+
+    def _predict_mean(self, h: int) -> FloatArray:
+        return self._predict_interval(h, 0.8)[0]
+
+    def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+        # The inner model's Forecast is clipped at zero in the shifted space,
+        # which is what a non-negative load needs; undo the shift, add the season.
+        inner = self.model_.predict(h, level)
+        back = self._season_ahead(h) - self.shift_
+        return inner.mean + back, inner.lower + back, inner.upper + back
