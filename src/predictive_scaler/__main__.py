@@ -1,0 +1,5 @@
+import sys
+
+from predictive_scaler.cli import main
+
+sys.exit(main())

@@ -1,0 +1,187 @@
+"""The ``predictive-scaler`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from predictive_scaler.forecasting import MODEL_NAMES, Auto, make_model
+from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_trace
+
+
+class ForecastStep(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    step: int
+    seconds_ahead: float
+    mean: float
+    lower: float
+    upper: float
+
+
+class ForecastReport(BaseModel):
+    """What ``predictive-scaler forecast --json`` prints: one JSON object."""
+
+    model_config = ConfigDict(frozen=True)
+
+    trace: str
+    column: str
+    points: int
+    step_seconds: float
+    last_value: float
+    model: str
+    level: float
+    forecast: list[ForecastStep]
+    backtest_errors: dict[str, float | None] | None
+    notes: list[str]
+
+
+def parse_where(pairs: Sequence[str]) -> dict[str, str]:
+    where = {}
+    for pair in pairs:
+        column, separator, value = pair.partition("=")
+        if not separator or not column:
+            raise argparse.ArgumentTypeError(f"--where wants COLUMN=VALUE, got {pair!r}")
+        where[column] = value
+    return where
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="predictive-scaler",
+        description="Scale Kubernetes workloads ahead of their forecast load.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    forecast = commands.add_parser(
+        "forecast",
+        help="forecast a load trace with one model (or auto selection)",
+        description="Forecast the end of a CSV load trace. Without --trace, a bundled "
+        "3-day slice of the NASA HTTP 1995 trace is used.",
+    )
+    forecast.add_argument("--trace", help="CSV file ('#' lines are comments; header first)")
+    forecast.add_argument(
+        "--column", help=f"value column (default for the bundled trace: {BUNDLED_COLUMN})"
+    )
+    forecast.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="COLUMN=VALUE",
+        help="keep only rows where COLUMN equals VALUE (repeatable)",
+    )
+    forecast.add_argument(
+        "--model",
+        default="auto",
+        choices=MODEL_NAMES,
+        help="model name (default: auto, backtest-based selection)",
+    )
+    forecast.add_argument("--horizon", type=positive_int, default=5, help="steps ahead (default 5)")
+    forecast.add_argument(
+        "--level", type=float, default=0.8, help="prediction-interval level in (0, 1) (default 0.8)"
+    )
+    forecast.add_argument(
+        "--season-length",
+        type=positive_int,
+        help="season in steps (e.g. 1440 for a day of minutes)",
+    )
+    forecast.add_argument(
+        "--history", type=positive_int, help="use only the last N points (default: all)"
+    )
+    forecast.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def run_forecast(args: argparse.Namespace) -> ForecastReport:
+    if args.trace is None:
+        path, column = bundled_trace_path(), args.column or BUNDLED_COLUMN
+    elif args.column is None:
+        raise ValueError("--column is required with --trace")
+    else:
+        path, column = args.trace, args.column
+    if not 0.0 < args.level < 1.0:
+        raise ValueError(f"--level must lie in (0, 1), got {args.level}")
+    trace = read_trace(path, column, parse_where(args.where))
+    values = trace.values[-args.history :] if args.history else trace.values
+    params = {"season_length": args.season_length} if args.season_length else {}
+    model = make_model(args.model, **params).fit(values)
+    forecast = model.predict(args.horizon, args.level)
+    backtest = None
+    notes = list(forecast.notes)
+    if isinstance(model, Auto) and not model.is_degraded:
+        backtest = {
+            name: (score if score != float("inf") else None)
+            for name, score in model.backtest_errors_.items()
+        }
+        notes.append(f"auto chose {model.chosen_}")
+        notes += [f"{name} failed in backtest: {why}" for name, why in model.selection_.failures]
+        notes += [f"{name} passed over: {why}" for name, why in model.skipped_]
+    steps = [
+        ForecastStep(
+            step=k + 1,
+            seconds_ahead=(k + 1) * trace.step_seconds,
+            mean=float(forecast.mean[k]),
+            lower=float(forecast.lower[k]),
+            upper=float(forecast.upper[k]),
+        )
+        for k in range(forecast.horizon)
+    ]
+    return ForecastReport(
+        trace=str(path),
+        column=column,
+        points=len(values),
+        step_seconds=trace.step_seconds,
+        last_value=float(values[-1]),
+        model=model.name,
+        level=args.level,
+        forecast=steps,
+        backtest_errors=backtest,
+        notes=notes,
+    )
+
+
+def render_forecast(report: ForecastReport) -> str:
+    lines = [
+        f"{report.trace} [{report.column}]: {report.points} points, step {report.step_seconds:g}s,"
+        f" last value {report.last_value:.4g}",
+        f"model {report.model}, {report.level:.0%} prediction interval",
+        "",
+        f"{'step':>4}  {'ahead':>8}  {'forecast':>12}  {'lower':>12}  {'upper':>12}",
+    ]
+    lines += [
+        f"{s.step:>4}  {s.seconds_ahead:>7g}s  {s.mean:>12.4g}  {s.lower:>12.4g}  {s.upper:>12.4g}"
+        for s in report.forecast
+    ]
+    if report.backtest_errors is not None:
+        lines += ["", "backtest error (scaled, under-forecasts weigh 3x; lower is better):"]
+        lines += [
+            f"  {name:<16} {'failed' if score is None else f'{score:.3f}'}"
+            for name, score in report.backtest_errors.items()
+        ]
+    lines += [f"note: {note}" for note in report.notes]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        report = run_forecast(args)
+    except (OSError, ValueError, argparse.ArgumentTypeError) as error:
+        print(f"predictive-scaler {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    print(report.model_dump_json(indent=2) if args.json else render_forecast(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
