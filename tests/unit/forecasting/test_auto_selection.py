@@ -1,0 +1,115 @@
+"""``auto``: backtest ranking, asymmetric error, fallback and the cached selection."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictive_scaler.forecasting import Auto, make_model, select_model
+from predictive_scaler.forecasting.backtest import rolling_origins
+from predictive_scaler.forecasting.metrics import asymmetric_error, naive_scale
+from tests.conftest import seasonal_load
+
+
+def test_rolling_origins_leave_a_full_horizon_and_enough_training() -> None:
+    assert rolling_origins(100, horizon=5, n_origins=3, min_train=50) == [85, 90, 95]
+    assert rolling_origins(100, horizon=5, n_origins=30, min_train=80) == [80, 85, 90, 95]
+    assert rolling_origins(10, horizon=5, n_origins=3, min_train=8) == []
+
+
+def test_under_forecasts_weigh_more_than_over_forecasts() -> None:
+    actual = np.array([10.0, 10.0])
+    under = asymmetric_error(actual, actual - 2.0, under_weight=3.0)
+    over = asymmetric_error(actual, actual + 2.0, under_weight=3.0)
+    assert under == pytest.approx(6.0)
+    assert over == pytest.approx(2.0)
+
+
+def test_naive_scale_is_never_zero() -> None:
+    assert naive_scale(np.full(20, 3.0)) == 1.0
+    assert naive_scale(np.array([1.0])) == 1.0
+    assert naive_scale(np.array([1.0, 3.0, 2.0])) == pytest.approx(1.5)
+    assert naive_scale(np.array([1.0, 3.0, 2.0, 4.0]), season_length=2) == pytest.approx(1.0)
+
+
+def test_a_linear_trend_is_not_left_to_the_naive_model() -> None:
+    y = 50.0 + 2.0 * np.arange(200.0) + np.random.default_rng(3).normal(0, 0.5, 200)
+    model = Auto(candidates=["naive", "brown", "holt"]).fit(y)
+    assert model.chosen_ in {"brown", "holt"}
+    errors = model.backtest_errors_
+    assert errors[model.chosen_] < errors["naive"] / 2
+
+
+def test_ranking_is_by_backtest_error_and_exposed() -> None:
+    y = seasonal_load(200)
+    selection = select_model(y, candidates=["naive", "brown", "holt", "gm11"], horizon=3)
+    scores = [ranked.score for ranked in selection.ranking]
+    assert scores == sorted(scores)
+    assert set(selection.scores) == {"naive", "brown", "holt", "gm11"}
+    assert all(ranked.errors.shape == (selection.origins, 3) for ranked in selection.ranking)
+
+
+def test_the_asymmetric_error_prefers_the_model_that_errs_high() -> None:
+    """Two models with equal absolute errors: the one under-forecasting ranks last."""
+    y = np.tile([10.0, 20.0], 60)
+    # On this zig-zag, naive is always wrong by 10 in both directions; seasonal
+    # naive with a season of 2 is exact. Among wrong models, the error counts
+    # misses below the actual three times.
+    selection = select_model(y, candidates=["naive", "seasonal_naive"], horizon=1, season_length=2)
+    assert selection.ranking[0].name == "seasonal_naive"
+    assert selection.scores["naive"] > 0
+
+
+def test_a_model_that_fails_in_backtest_is_reported_and_not_chosen() -> None:
+    y = seasonal_load(30)  # gbdt needs 30 points before the first origin
+    model = Auto(candidates=["gbdt", "brown"], horizon=2, n_origins=3).fit(y)
+    assert model.chosen_ == "brown"
+    failed = dict(model.selection_.failures)
+    assert "gbdt" in failed
+    assert model.backtest_errors_["gbdt"] == float("inf")
+
+
+def test_an_exploding_model_is_passed_over_for_the_next_one() -> None:
+    # Exponential growth is GM(1,1)'s own shape, so it wins the backtest, but
+    # five steps on it forecasts more than ten times the peak: absurd for load.
+    y = np.exp(0.5 * np.arange(30.0))
+    model = Auto(candidates=["gm11", "naive"], horizon=5, n_origins=2).fit(y)
+    assert model.selection_.ranking[0].name == "gm11"
+    assert model.chosen_ == "naive"
+    assert model.skipped_
+    assert model.skipped_[0][0] == "gm11"
+
+
+def test_cached_selection_refits_without_a_new_backtest() -> None:
+    y = seasonal_load(300)
+    first = Auto(candidates=["naive", "brown", "holt", "arima"]).fit(y[:280])
+    refit = Auto(selection=first.selection_).fit(y)
+    assert refit.selection_ is first.selection_
+    assert refit.chosen_ == first.chosen_
+    # The refit sees the newer data: its forecast starts from the new end.
+    assert not np.allclose(refit.predict(1).mean, first.predict(1).mean)
+
+
+def test_auto_interval_is_at_least_as_wide_as_the_chosen_models_own() -> None:
+    y = seasonal_load(300)
+    auto = Auto(candidates=["brown", "holt"]).fit(y)
+    own = make_model(auto.chosen_).fit(y).predict(5)
+    ours = auto.predict(5)
+    np.testing.assert_allclose(ours.mean, own.mean)
+    assert (ours.upper >= own.upper - 1e-9).all()
+    assert (ours.lower <= own.lower + 1e-9).all()
+
+
+def test_too_short_for_any_backtest_falls_back_to_naive() -> None:
+    model = Auto().fit([3.0, 4.0, 5.0])
+    assert model.chosen_ == "naive"
+    assert model.selection_.origins == 0
+    assert model.predict(2).mean.tolist() == [5.0, 5.0]
+
+
+def test_describe_names_the_choice_and_the_scores() -> None:
+    model = Auto(candidates=["naive", "brown"]).fit(seasonal_load(120))
+    text = model.describe()
+    assert text.startswith(f"auto chose {model.chosen_}")
+    assert "naive" in text
+    assert "brown" in text

@@ -1,0 +1,98 @@
+"""Messy inputs: documented behaviour, finite non-negative outputs, only ValueError for no data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from predictive_scaler.forecasting import MODEL_NAMES, clean_series, make_model
+from predictive_scaler.forecasting.hygiene import MAX_LOAD
+
+CHEAP_MODELS = ("naive", "seasonal_naive", "brown", "gm11", "grey_es")
+EXPENSIVE_MODELS = tuple(name for name in MODEL_NAMES if name not in CHEAP_MODELS)
+
+any_float = st.floats(allow_nan=True, allow_infinity=True, width=64)
+messy_series = arrays(np.float64, st.integers(1, 80), elements=any_float).filter(
+    lambda values: bool(np.isfinite(values).any())
+)
+
+
+def assert_valid(forecast_mean: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+    for values in (forecast_mean, lower, upper):
+        assert np.isfinite(values).all()
+        assert (values >= 0).all()
+        assert (values <= MAX_LOAD).all()
+    assert (lower <= forecast_mean).all()
+    assert (forecast_mean <= upper).all()
+
+
+@pytest.mark.parametrize("name", CHEAP_MODELS)
+@settings(max_examples=150)
+@given(series=messy_series, horizon=st.integers(1, 30))
+def test_cheap_models_survive_any_series(name: str, series: np.ndarray, horizon: int) -> None:
+    forecast = make_model(name, season_length=4).fit(series).predict(horizon)
+    assert_valid(forecast.mean, forecast.lower, forecast.upper)
+
+
+@pytest.mark.parametrize("name", EXPENSIVE_MODELS)
+@settings(max_examples=12)
+@given(series=messy_series)
+def test_expensive_models_survive_any_series(name: str, series: np.ndarray) -> None:
+    params = {"n_origins": 2, "horizon": 2} if name == "auto" else {}
+    forecast = make_model(name, **params).fit(series).predict(3)
+    assert_valid(forecast.mean, forecast.lower, forecast.upper)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("empty", [[], np.array([np.nan, np.inf, -np.inf])])
+def test_a_series_without_data_is_a_value_error(name: str, empty: list[float]) -> None:
+    with pytest.raises(ValueError, match="cannot forecast"):
+        make_model(name).fit(empty)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize(
+    "series",
+    [[5.0], [0.0] * 50, [7.0] * 50, [1e300] * 40, list(np.linspace(0, 1e11, 60))],
+    ids=["single", "zeros", "constant", "huge", "steep"],
+)
+def test_degenerate_series(name: str, series: list[float]) -> None:
+    model = make_model(name).fit(series)
+    forecast = model.predict(4)
+    assert_valid(forecast.mean, forecast.lower, forecast.upper)
+    if np.ptp(series) == 0.0:
+        np.testing.assert_allclose(forecast.mean, min(series[0], MAX_LOAD), rtol=1e-6, atol=1e-6)
+
+
+def test_too_short_a_series_falls_back_to_naive_and_says_why() -> None:
+    model = make_model("holt").fit([4.0, 6.0, 5.0])
+    assert model.is_degraded
+    assert "needs 10" in (model.fallback_reason_ or "")
+    forecast = model.predict(2)
+    np.testing.assert_array_equal(forecast.mean, [5.0, 5.0])
+    assert any("naive forecast used" in note for note in forecast.notes)
+
+
+def test_clean_series_interpolates_gaps_and_clips() -> None:
+    cleaned = clean_series([np.nan, 2.0, np.nan, 4.0, -3.0, np.inf, 1e20])
+    np.testing.assert_array_equal(cleaned, [2.0, 2.0, 3.0, 4.0, 0.0, MAX_LOAD / 2, MAX_LOAD])
+
+
+def test_clean_series_keeps_the_caller_array_untouched() -> None:
+    raw = np.array([1.0, np.nan, -1.0])
+    clean_series(raw)
+    assert np.isnan(raw[1])
+    assert raw[2] == -1.0
+
+
+@given(series=messy_series)
+def test_clean_series_is_finite_non_negative_and_keeps_length(series: np.ndarray) -> None:
+    cleaned = clean_series(series)
+    assert cleaned.shape == series.shape
+    assert np.isfinite(cleaned).all()
+    assert (cleaned >= 0).all()
+    finite_in_range = np.isfinite(series) & (series >= 0) & (series <= MAX_LOAD)
+    np.testing.assert_array_equal(cleaned[finite_in_range], series[finite_in_range])

@@ -1,0 +1,157 @@
+"""Models against published or hand-computed values, and against statsmodels itself."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.tsa.arima.model import ARIMA
+from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+
+from predictive_scaler.forecasting.models.arima import Arima
+from predictive_scaler.forecasting.models.baseline import Naive, SeasonalNaive
+from predictive_scaler.forecasting.models.grey import GM11, fit_gm11, precision_grade
+from predictive_scaler.forecasting.models.smoothing import Brown, Holt
+from tests.conftest import seasonal_load
+
+GREY_EXAMPLE = np.array([2.874, 3.278, 3.337, 3.390, 3.679])
+
+
+def test_gm11_reproduces_the_worked_example_of_design_md() -> None:
+    model = GM11(window=5).fit(GREY_EXAMPLE)
+    assert model.a_ == pytest.approx(-0.037204, abs=5e-7)
+    assert model.b_ == pytest.approx(3.065363, abs=5e-7)
+
+
+def test_gm11_restores_the_series_by_differencing_the_time_response() -> None:
+    model = GM11(window=5).fit(GREY_EXAMPLE)
+    a, b, x0_1 = model.a_, model.b_, GREY_EXAMPLE[0]
+
+    def accumulated(k: float) -> float:
+        return float((x0_1 - b / a) * np.exp(-a * k) + b / a)
+
+    expected_next = accumulated(5) - accumulated(4)
+    assert model.predict(1).mean[0] == pytest.approx(expected_next, rel=1e-12)
+
+
+def test_gm11_precision_test_on_the_worked_example() -> None:
+    model = GM11(window=5).fit(GREY_EXAMPLE)
+    fitted = model.grey_.restored(np.arange(5.0))
+    residuals = GREY_EXAMPLE - fitted
+    spread = np.std(GREY_EXAMPLE)
+    assert model.posterior_error_ratio_ == pytest.approx(np.std(residuals) / spread)
+    share = np.mean(np.abs(residuals - residuals.mean()) < 0.6745 * spread)
+    assert model.small_error_probability_ == pytest.approx(share)
+    assert model.posterior_error_ratio_ <= 0.35
+    assert model.precision_grade_ == "good"
+
+
+@pytest.mark.parametrize(
+    ("ratio", "probability", "grade"),
+    [
+        (0.35, 0.95, "good"),
+        (0.36, 0.95, "qualified"),
+        (0.2, 0.9, "qualified"),
+        (0.6, 0.7, "barely"),
+        (0.7, 1.0, "unqualified"),
+        (0.1, 0.5, "unqualified"),
+    ],
+)
+def test_precision_grades_follow_grey_theory(ratio: float, probability: float, grade: str) -> None:
+    assert precision_grade(ratio, probability) == grade
+
+
+def test_gm11_uses_only_its_recent_window() -> None:
+    long_history = np.concatenate([np.full(50, 1000.0), GREY_EXAMPLE])
+    assert GM11(window=5).fit(long_history).a_ == pytest.approx(fit_gm11(GREY_EXAMPLE).a)
+
+
+def test_gm11_on_a_constant_window_forecasts_the_constant() -> None:
+    model = GM11().fit(np.full(10, 7.0))
+    np.testing.assert_allclose(model.predict(3).mean, 7.0, rtol=1e-9)
+    assert model.posterior_error_ratio_ == 0.0
+    assert model.small_error_probability_ == 1.0
+
+
+def test_brown_against_a_hand_computed_series() -> None:
+    # alpha = 0.5 on y = 1, 3, 2, 6 (S1 = S2 = y0 = 1):
+    #   S1: 1, 2, 2, 4          S2: 1, 1.5, 1.75, 2.875
+    #   A = 2*S1 - S2 = 5.125   B = 0.5/0.5 * (4 - 2.875) = 1.125
+    model = Brown(alpha=0.5).fit([1.0, 3.0, 2.0, 6.0])
+    assert model.level_ == pytest.approx(5.125)
+    assert model.trend_ == pytest.approx(1.125)
+    np.testing.assert_allclose(model.predict(3).mean, [6.25, 7.375, 8.5])
+    # One-step in-sample forecasts A_t + B_t: 1, 2.5+0.5, 2.25+0.25 -> residuals 2, -1, 3.5
+    np.testing.assert_allclose(model.residuals_, [2.0, -1.0, 3.5])
+
+
+def test_brown_with_a_small_alpha_smooths_more() -> None:
+    noisy = seasonal_load(200)
+    smooth, reactive = Brown(alpha=0.1).fit(noisy), Brown(alpha=0.9).fit(noisy)
+    assert np.std(np.diff(smooth.residuals_)) < np.std(np.diff(reactive.residuals_))
+
+
+def test_holt_matches_statsmodels_ets_directly() -> None:
+    y = seasonal_load(200)
+    ours = Holt().fit(y).predict(6, level=0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = ETSModel(pd.Series(y), error="add", trend="add").fit(disp=False)
+    frame = results.get_prediction(start=200, end=205).summary_frame(alpha=0.1)
+    np.testing.assert_allclose(ours.mean, frame["mean"], rtol=1e-9)
+    np.testing.assert_allclose(ours.upper, frame["pi_upper"], rtol=1e-9)
+    np.testing.assert_allclose(ours.lower, np.maximum(frame["pi_lower"], 0.0), rtol=1e-9)
+
+
+def test_arima_matches_statsmodels_with_the_order_it_chose() -> None:
+    y = seasonal_load(250)
+    model = Arima().fit(y)
+    ours = model.predict(5, level=0.8)
+    trend = "c" if model.order_[1] == 0 else "n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = ARIMA(y, order=model.order_, trend=trend).fit()
+    frame = results.get_forecast(5).summary_frame(alpha=0.2)
+    np.testing.assert_allclose(ours.mean, frame["mean"], rtol=1e-6)
+    np.testing.assert_allclose(ours.upper, frame["mean_ci_upper"], rtol=1e-6)
+
+
+def test_arima_order_search_keeps_the_lowest_information_criterion() -> None:
+    y = seasonal_load(250)
+    model = Arima().fit(y)
+    d = model.order_[1]
+    trend = "c" if d == 0 else "n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        others = [
+            ARIMA(y, order=(p, d, q), trend=trend).fit().aic for p in range(3) for q in range(3)
+        ]
+    assert model.information_criterion_ == pytest.approx(min(others), rel=1e-9)
+
+
+def test_arima_differences_a_trending_series() -> None:
+    trend = np.arange(300.0) * 2.0 + np.random.default_rng(1).normal(0, 1, 300)
+    assert Arima().fit(trend).order_[1] == 1
+
+
+def test_arima_with_a_fixed_order_does_not_search() -> None:
+    model = Arima(order=(1, 0, 0)).fit(seasonal_load(120))
+    assert model.order_ == (1, 0, 0)
+
+
+def test_naive_repeats_the_last_value() -> None:
+    np.testing.assert_array_equal(Naive().fit([3.0, 5.0, 4.0]).predict(3).mean, [4.0, 4.0, 4.0])
+
+
+def test_seasonal_naive_repeats_the_last_season() -> None:
+    y = [1.0, 2.0, 3.0, 10.0, 20.0, 30.0]
+    np.testing.assert_array_equal(
+        SeasonalNaive(season_length=3).fit(y).predict(5).mean, [10.0, 20.0, 30.0, 10.0, 20.0]
+    )
+
+
+def test_seasonal_naive_without_a_full_season_is_naive() -> None:
+    model = SeasonalNaive(season_length=10).fit([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(model.predict(2).mean, [3.0, 3.0])

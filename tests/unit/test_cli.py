@@ -1,0 +1,78 @@
+"""``predictive-scaler forecast`` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from predictive_scaler.cli import main
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+    assert main(["forecast", *args, "--json"]) == 0
+    report: dict[str, object] = json.loads(capsys.readouterr().out)
+    return report
+
+
+def test_forecast_on_the_bundled_trace_with_one_model(capsys: pytest.CaptureFixture[str]) -> None:
+    report = run_json(capsys, "--model", "brown", "--horizon", "3", "--level", "0.9")
+    assert report["model"] == "brown"
+    assert report["points"] == 4320
+    steps = report["forecast"]
+    assert isinstance(steps, list)
+    assert [step["step"] for step in steps] == [1, 2, 3]
+    assert [step["seconds_ahead"] for step in steps] == [60.0, 120.0, 180.0]
+    assert all(step["lower"] <= step["mean"] <= step["upper"] for step in steps)
+    assert report["backtest_errors"] is None
+
+
+def test_auto_reports_the_backtest_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    report = run_json(capsys, "--model", "auto", "--history", "400", "--horizon", "2")
+    errors = report["backtest_errors"]
+    assert isinstance(errors, dict)
+    assert {"naive", "brown", "holt", "arima", "gm11"} <= set(errors)
+    notes = report["notes"]
+    assert isinstance(notes, list)
+    assert any(note.startswith("auto chose ") for note in notes)
+
+
+def test_text_output_shows_a_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text("# test\nt_seconds,rps\n" + "".join(f"{i * 10},{i % 7}\n" for i in range(60)))
+    assert main(["forecast", "--trace", str(trace), "--column", "rps", "--model", "naive"]) == 0
+    out = capsys.readouterr().out
+    assert "model naive, 80% prediction interval" in out
+    assert "step 10s" in out
+    assert out.count("s  ") >= 5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--trace", "missing.csv", "--column", "x"], "No such file"),
+        (["--trace", "x.csv"], "--column is required"),
+        (["--column", "nope"], "no column 'nope'"),
+        (["--level", "1.5"], "--level must lie in (0, 1)"),
+    ],
+)
+def test_bad_input_is_a_clear_error_and_exit_code_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(["forecast", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_console_script_runs_as_a_module() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "predictive_scaler", "forecast", "--model", "gm11", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["model"] == "gm11"

@@ -1,0 +1,57 @@
+"""Reading CSV load traces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_trace
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "trace.csv"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_comments_header_and_values(tmp_path: Path) -> None:
+    path = write(tmp_path, "# source\n# units\nt_seconds,load\n0,1.5\n30,2.5\n\n60,\n90,4\n")
+    trace = read_trace(path, "load")
+    np.testing.assert_array_equal(trace.values[[0, 1, 3]], [1.5, 2.5, 4.0])
+    assert np.isnan(trace.values[2])
+    assert trace.step_seconds == 30.0
+    assert len(trace) == 4
+
+
+def test_rows_can_be_selected_by_another_column(tmp_path: Path) -> None:
+    path = write(tmp_path, "vm,t_seconds,cpu\na,0,1\nb,0,9\na,300,2\n")
+    trace = read_trace(path, "cpu", where={"vm": "a"})
+    np.testing.assert_array_equal(trace.values, [1.0, 2.0])
+    assert trace.step_seconds == 300.0
+
+
+@pytest.mark.parametrize(
+    ("column", "where", "message"),
+    [
+        ("nope", None, "no column 'nope'; columns are vm, t_seconds, cpu"),
+        ("cpu", {"host": "a"}, "no column 'host'"),
+        ("cpu", {"vm": "zz"}, "no rows match"),
+    ],
+)
+def test_errors_name_what_is_wrong(
+    tmp_path: Path, column: str, where: dict[str, str] | None, message: str
+) -> None:
+    path = write(tmp_path, "vm,t_seconds,cpu\na,0,1\n")
+    with pytest.raises(ValueError, match=message):
+        read_trace(path, column, where)
+
+
+def test_bundled_slice_ships_with_the_package() -> None:
+    trace = read_trace(bundled_trace_path(), BUNDLED_COLUMN)
+    assert len(trace) == 3 * 24 * 60
+    assert trace.step_seconds == 60.0
+    assert np.isfinite(trace.values).all()
+    header = bundled_trace_path().read_text(encoding="utf-8").splitlines()[:2]
+    assert any("NASA" in line and line.startswith("#") for line in header)
