@@ -155,7 +155,9 @@ class Auto(ForecastModel):
             reason = model.fallback_reason_
             if reason is None:
                 check = model.predict(self.selection_.horizon)
-                if peak > 0.0 and check.mean.max() > ABSURD_GROWTH * peak:
+                if check.notes:  # its predict failed and the base class stood in
+                    reason = "; ".join(check.notes)
+                elif peak > 0.0 and check.mean.max() > ABSURD_GROWTH * peak:
                     reason = f"forecast {check.mean.max():.4g} is over {ABSURD_GROWTH:g}x the peak"
             if reason is None:
                 self.model_, self.chosen_, self.chosen_errors_ = model, ranked.name, ranked.errors

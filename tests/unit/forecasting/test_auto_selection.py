@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictive_scaler.forecasting import Auto, make_model, select_model
+from predictive_scaler.forecasting import Auto, ModelSelection, make_model, select_model
+from predictive_scaler.forecasting.auto import RankedModel
 from predictive_scaler.forecasting.backtest import rolling_origins
+from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.metrics import asymmetric_error, naive_scale
 from tests.conftest import seasonal_load
 
@@ -113,3 +116,33 @@ def test_describe_names_the_choice_and_the_scores() -> None:
     assert text.startswith(f"auto chose {model.chosen_}")
     assert "naive" in text
     assert "brown" in text
+
+
+class NonFiniteModel(ForecastModel):
+    """A model whose forecast is NaN: what a broken numerical model looks like."""
+
+    name = "non_finite"
+
+    def _fit(self, y: FloatArray) -> FloatArray:
+        return np.diff(y)
+
+    def _predict_mean(self, h: int) -> FloatArray:
+        return np.full(h, np.nan)
+
+
+def test_a_model_forecasting_non_finite_values_is_passed_over() -> None:
+    errors = np.zeros((2, 3))
+    selection = ModelSelection(
+        ranking=(
+            RankedModel("non_finite", 0.1, errors, NonFiniteModel()),
+            RankedModel("brown", 0.2, errors, make_model("brown")),
+        ),
+        failures=(),
+        horizon=3,
+        origins=2,
+    )
+    model = Auto(selection=selection).fit(seasonal_load(100))
+    assert model.chosen_ == "brown"
+    assert model.skipped_[0][0] == "non_finite"
+    assert "non-finite" in model.skipped_[0][1]
+    assert np.isfinite(model.predict(3).mean).all()
