@@ -16,11 +16,12 @@ SUFFIX = "+stl"
 class Deseasonalized(ForecastModel):
     """Wrap ``model`` so it sees the series without its STL seasonal component.
 
-    With at least two seasons of history, STL (robust to bursts) splits off
-    the seasonal component; ``model`` forecasts the adjusted series (shifted
-    to stay non-negative, since models clip negative loads) and the last
-    season's profile is added back. With less history the season cannot be
-    estimated and ``model`` sees the raw series; ``seasonal_`` is then None.
+    With at least two seasons of history, STL (robust to bursts) estimates
+    the seasonal component and its average per phase becomes the profile
+    (``profile_``); ``model`` forecasts the series minus that profile
+    (shifted to stay non-negative, since models clip negative loads) and the
+    profile is added back. With less history the season cannot be
+    estimated and ``model`` sees the raw series; ``profile_`` is then None.
     """
 
     min_observations = 1
@@ -41,24 +42,38 @@ class Deseasonalized(ForecastModel):
         return Deseasonalized(inner, self.season_length, self.robust)
 
     def _fit(self, y: FloatArray) -> FloatArray:
-        self.seasonal_: FloatArray | None = None
+        self.profile_: FloatArray | None = None
         self.shift_ = 0.0
         adjusted = y
         if y.size >= 2 * self.season_length:
-            decomposition: Any = STL(y, period=self.season_length, robust=self.robust).fit()
-            self.seasonal_ = np.asarray(decomposition.seasonal, dtype=np.float64)
-            adjusted = y - self.seasonal_
+            self.profile_ = self._seasonal_profile(y)
+            adjusted = y - self.profile_[self._phases(0, y.size)]
             self.shift_ = max(0.0, -float(adjusted.min()))
         self.model_ = self.model.clone().fit(adjusted + self.shift_)
         if self.model_.is_degraded:
             raise ValueError(self.model_.fallback_reason_)
         return self.model_.residuals_
 
-    def _season_ahead(self, h: int) -> FloatArray:
-        if self.seasonal_ is None:
-            return np.zeros(h)
-        last_season = self.seasonal_[-self.season_length :]
-        return np.asarray(last_season[np.arange(h) % self.season_length], dtype=np.float64)
+    def _phases(self, start: int, stop: int) -> FloatArray:
+        """Position in the season of steps start..stop-1, counted from the series' end."""
+        return np.asarray((np.arange(start, stop) - self.y_.size) % self.season_length)
+
+    def _seasonal_profile(self, y: FloatArray) -> FloatArray:
+        """One seasonal value per phase: STL's seasonal component averaged over the cycles.
+
+        STL lets the seasonal component change from cycle to cycle; with few
+        cycles in the window its last cycle even equals the data (zero
+        remainder), noise included. Removing that time-varying component but
+        adding back another (the last cycle, as statsmodels' STLForecast does)
+        made forecasts jump at the origin: 9 naive errors on the Azure trace.
+        One profile, used both to adjust and to restore, cannot jump.
+        """
+        decomposition: Any = STL(y, period=self.season_length, robust=self.robust).fit()
+        seasonal = np.asarray(decomposition.seasonal, dtype=np.float64)
+        phases = self._phases(0, y.size)
+        sums = np.bincount(phases, weights=seasonal, minlength=self.season_length)
+        counts = np.bincount(phases, minlength=self.season_length)
+        return np.asarray(sums / counts, dtype=np.float64)
 
     def _predict_mean(self, h: int) -> FloatArray:
         return self._predict_interval(h, 0.8)[0]
@@ -67,5 +82,10 @@ class Deseasonalized(ForecastModel):
         # The inner model's Forecast is clipped at zero in the shifted space,
         # which is what a non-negative load needs; undo the shift, add the season.
         inner = self.model_.predict(h, level)
-        back = self._season_ahead(h) - self.shift_
+        season = (
+            0.0
+            if self.profile_ is None
+            else self.profile_[self._phases(self.y_.size, self.y_.size + h)]
+        )
+        back = season - self.shift_
         return inner.mean + back, inner.lower + back, inner.upper + back
