@@ -23,7 +23,7 @@ import inspect
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from statistics import NormalDist
 from typing import Any, ClassVar, Self
 
@@ -41,7 +41,7 @@ def _thread_pools() -> ThreadpoolController:
 
 
 @contextmanager
-def model_numerics() -> Iterator[None]:
+def model_numerics(limit_threads: bool = True) -> Iterator[None]:
     """One BLAS/OpenMP thread, no warnings, no floating-point traps, while a model computes.
 
     Forecasting works on small matrices, many series at a time (one per
@@ -52,12 +52,22 @@ def model_numerics() -> Iterator[None]:
     reported through ``fallback_reason_`` instead when they matter.
     """
     with (
-        _thread_pools().limit(limits=1),
+        _thread_pools().limit(limits=1) if limit_threads else nullcontext(),
         warnings.catch_warnings(),
         np.errstate(all="ignore"),
     ):
         warnings.simplefilter("ignore")
         yield
+
+
+@functools.cache
+def init_parameters(model_class: type) -> tuple[str, ...]:
+    """Names ``model_class.__init__`` takes; cached, as ``inspect`` costs ~90 us a call."""
+    return tuple(
+        parameter.name
+        for parameter in inspect.signature(model_class).parameters.values()
+        if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+    )
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -96,6 +106,10 @@ class ForecastModel(ABC):
     name: str
     # Fewer cleaned points than this and the model degrades to naive.
     min_observations: ClassVar[int] = 1
+    # Models built on BLAS/OpenMP libraries run with one thread (see
+    # model_numerics); pure-numpy ones skip the limit, which would cost them
+    # a third of their time.
+    uses_thread_pools: ClassVar[bool] = True
 
     y_: FloatArray
     residuals_: FloatArray
@@ -111,7 +125,7 @@ class ForecastModel(ABC):
         try:
             # Library numerics (statsmodels, scikit-learn, LAPACK) fail in many
             # ways on degenerate load series; every failure means "use naive".
-            with model_numerics():
+            with model_numerics(self.uses_thread_pools):
                 self.residuals_ = self._fit(series)
         except Exception as error:  # noqa: BLE001 - see comment above
             self._fall_back(f"{self.name} fit failed: {type(error).__name__}: {error}")
@@ -126,7 +140,7 @@ class ForecastModel(ABC):
         notes: list[str] = []
         if self.fallback_reason_ is None:
             try:
-                with model_numerics():
+                with model_numerics(self.uses_thread_pools):
                     mean, lower, upper = self._predict_interval(h, level)
                 if not (
                     np.isfinite(mean).all()
@@ -179,13 +193,7 @@ class ForecastModel(ABC):
 
     def get_params(self) -> dict[str, Any]:
         """The hyper-parameters, as passed to ``__init__`` (scikit-learn style)."""
-        names = [
-            parameter.name
-            for parameter in inspect.signature(type(self).__init__).parameters.values()
-            if parameter.name != "self"
-            and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
-        ]
-        return {name: getattr(self, name) for name in names}
+        return {name: getattr(self, name) for name in init_parameters(type(self))}
 
     def clone(self) -> Self:
         """A new unfitted model with the same hyper-parameters."""

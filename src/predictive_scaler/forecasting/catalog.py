@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
-from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.base import ForecastModel, init_parameters
 from predictive_scaler.forecasting.models.arima import Arima, ArimaRbf
 from predictive_scaler.forecasting.models.baseline import Naive, SeasonalNaive
 from predictive_scaler.forecasting.models.grey import GM11, GreyExponentialSmoothing
@@ -29,10 +28,6 @@ BASE_MODELS: dict[str, type[ForecastModel]] = {
 }
 
 
-def accepts(model: type[ForecastModel], parameter: str) -> bool:
-    return parameter in inspect.signature(model.__init__).parameters
-
-
 def make_base_model(name: str, **params: Any) -> ForecastModel:
     """Build a base model; ``<name>+stl`` wraps it in STL deseasonalisation.
 
@@ -48,7 +43,7 @@ def make_base_model(name: str, **params: Any) -> ForecastModel:
         )
     model_class = BASE_MODELS[base_name]
     season_length = params.pop("season_length", None)
-    if season_length is not None and accepts(model_class, "season_length"):
+    if season_length is not None and "season_length" in init_parameters(model_class):
         params["season_length"] = season_length
     try:
         model = model_class(**params)

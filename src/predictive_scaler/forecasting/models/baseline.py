@@ -12,6 +12,7 @@ class Naive(ForecastModel):
     """Tomorrow looks like today: repeat the last observation."""
 
     name = "naive"
+    uses_thread_pools = False
 
     def _fit(self, y: FloatArray) -> FloatArray:
         return np.diff(y)
@@ -24,6 +25,7 @@ class SeasonalNaive(ForecastModel):
     """Repeat the last full season; without a season (or enough history) it is naive."""
 
     name = "seasonal_naive"
+    uses_thread_pools = False
 
     def __init__(self, season_length: int | None = None) -> None:
         if season_length is not None and season_length < 1:

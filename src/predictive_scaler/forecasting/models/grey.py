@@ -64,6 +64,7 @@ class GM11(ForecastModel):
     """
 
     name = "gm11"
+    uses_thread_pools = False
     min_observations = 4
 
     def __init__(self, window: int = 8) -> None:
@@ -106,6 +107,7 @@ class GreyExponentialSmoothing(ForecastModel):
     """
 
     name = "grey_es"
+    uses_thread_pools = False
     min_observations = 3
 
     def __init__(self, alpha: float = 0.5, burst_threshold: float = 0.2, window: int = 8) -> None:

@@ -29,6 +29,7 @@ class Brown(ForecastModel):
     """
 
     name = "brown"
+    uses_thread_pools = False
     min_observations = 2
 
     def __init__(self, alpha: float = 0.5) -> None:
