@@ -8,7 +8,7 @@ from predictive_scaler.forecasting.base import ForecastModel, init_parameters
 from predictive_scaler.forecasting.models.arima import Arima, ArimaRbf
 from predictive_scaler.forecasting.models.baseline import Naive, SeasonalNaive
 from predictive_scaler.forecasting.models.grey import GM11, GreyExponentialSmoothing
-from predictive_scaler.forecasting.models.smoothing import Brown, Holt
+from predictive_scaler.forecasting.models.smoothing import Brown, Ets, Holt
 from predictive_scaler.forecasting.models.trees import GradientBoostedTrees
 from predictive_scaler.forecasting.seasonal import SUFFIX, Deseasonalized
 
@@ -19,6 +19,7 @@ BASE_MODELS: dict[str, type[ForecastModel]] = {
         SeasonalNaive,
         Brown,
         Holt,
+        Ets,
         GM11,
         GreyExponentialSmoothing,
         Arima,

@@ -144,6 +144,7 @@ def test_unknown_parameter_names_the_model() -> None:
     [
         ("brown", {"alpha": 1.0}, "alpha"),
         ("gm11", {"window": 3}, "window"),
+        ("ets", {"config": ("mul", False)}, "config"),
         ("arima", {"criterion": "hqic?"}, "criterion"),
         ("seasonal_naive", {"season_length": 0}, "season_length"),
         ("auto", {"candidates": ["naive", "nope"]}, "unknown model 'nope'"),

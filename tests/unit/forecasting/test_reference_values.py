@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,7 @@ from statsmodels.tsa.exponential_smoothing.ets import ETSModel
 from predictive_scaler.forecasting.models.arima import Arima
 from predictive_scaler.forecasting.models.baseline import Naive, SeasonalNaive
 from predictive_scaler.forecasting.models.grey import GM11, fit_gm11, precision_grade
-from predictive_scaler.forecasting.models.smoothing import Brown, Holt
+from predictive_scaler.forecasting.models.smoothing import ETS_CONFIGS, Brown, Ets, Holt
 from tests.conftest import seasonal_load
 
 GREY_EXAMPLE = np.array([2.874, 3.278, 3.337, 3.390, 3.679])
@@ -103,6 +104,48 @@ def test_holt_matches_statsmodels_ets_directly() -> None:
     np.testing.assert_allclose(ours.mean, frame["mean"], rtol=1e-9)
     np.testing.assert_allclose(ours.upper, frame["pi_upper"], rtol=1e-9)
     np.testing.assert_allclose(ours.lower, np.maximum(frame["pi_lower"], 0.0), rtol=1e-9)
+
+
+def statsmodels_ets(y: np.ndarray, trend: str | None, damped: bool) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = ETSModel(pd.Series(y), error="add", trend=trend, damped_trend=damped)
+        return model.fit(disp=False)
+
+
+def test_ets_keeps_the_form_with_the_lowest_aicc() -> None:
+    y = seasonal_load(200)
+    model = Ets().fit(y)
+    scores = {config: statsmodels_ets(y, *config).aicc for config in ETS_CONFIGS}
+    assert model.config_ == min(scores, key=lambda config: scores[config])
+    assert model.information_criterion_ == pytest.approx(min(scores.values()), rel=1e-9)
+
+
+def test_ets_matches_statsmodels_for_the_form_it_chose() -> None:
+    y = seasonal_load(200)
+    model = Ets().fit(y)
+    ours = model.predict(4, level=0.8)
+    frame = (
+        statsmodels_ets(y, *model.config_)
+        .get_prediction(start=200, end=203)
+        .summary_frame(alpha=0.2)
+    )
+    np.testing.assert_allclose(ours.mean, frame["mean"], rtol=1e-9)
+    np.testing.assert_allclose(ours.upper, frame["pi_upper"], rtol=1e-9)
+
+
+def test_ets_on_a_trendless_level_chooses_simple_smoothing() -> None:
+    level = 50.0 + np.random.default_rng(5).normal(0, 3, 300)
+    assert Ets().fit(level).config_ == (None, False)
+
+
+def test_ets_refit_with_its_structure_keeps_the_form_without_searching() -> None:
+    y = seasonal_load(200)
+    template = Ets().fit(y[:150]).clone_with_fitted_structure()
+    assert isinstance(template, Ets)
+    refit = template.fit(y)
+    assert refit.config_ == template.config
+    assert refit.start_params is not None
 
 
 def test_arima_matches_statsmodels_with_the_order_it_chose() -> None:

@@ -51,27 +51,30 @@ class Brown(ForecastModel):
         return self.level_ + self.trend_ * np.arange(1, h + 1, dtype=np.float64)
 
 
-class Holt(ForecastModel):
-    """Holt's linear trend (additive error and trend ETS), parameters fitted by statsmodels.
+# (trend, damped) of the additive-error ETS models ``ets`` chooses among.
+EtsConfig = tuple[str | None, bool]
+ETS_CONFIGS: tuple[EtsConfig, ...] = ((None, False), ("add", False), ("add", True))
 
-    The state-space form is used rather than ``holtwinters.Holt`` because it
+
+def fit_ets(y: FloatArray, max_window: int, config: EtsConfig, start_params: Any = None) -> Any:
+    """statsmodels ETS (additive error) on the last ``max_window`` points."""
+    # A pandas Series, because statsmodels' ETS prediction intervals index
+    # their result by the input's index and fail on a bare ndarray.
+    window = pd.Series(y[-max_window:])
+    trend, damped = config
+    model = ETSModel(window, error="add", trend=trend, damped_trend=damped)
+    return model.fit(disp=False, start_params=start_params)
+
+
+class StateSpaceSmoothing(ForecastModel):
+    """Forecasts and analytic intervals from a fitted statsmodels ETS in ``results_``.
+
+    The state-space form is used rather than ``holtwinters`` because it
     gives analytic prediction intervals.
     """
 
-    name = "holt"
     min_observations = 10
-
-    def __init__(self, damped_trend: bool = False, max_window: int = 2000) -> None:
-        self.damped_trend = damped_trend
-        self.max_window = max_window
-
-    def _fit(self, y: FloatArray) -> FloatArray:
-        # A pandas Series, because statsmodels' ETS prediction intervals index
-        # their result by the input's index and fail on a bare ndarray.
-        window = pd.Series(y[-self.max_window :])
-        model = ETSModel(window, error="add", trend="add", damped_trend=self.damped_trend)
-        self.results_: Any = model.fit(disp=False)
-        return np.asarray(self.results_.resid, dtype=np.float64)
+    results_: Any
 
     def _predict_mean(self, h: int) -> FloatArray:
         return np.asarray(self.results_.forecast(h), dtype=np.float64)
@@ -86,3 +89,60 @@ class Holt(ForecastModel):
             frame["pi_lower"].to_numpy(dtype=np.float64),
             frame["pi_upper"].to_numpy(dtype=np.float64),
         )
+
+
+class Holt(StateSpaceSmoothing):
+    """Holt's linear trend (additive error and trend ETS), parameters fitted by statsmodels."""
+
+    name = "holt"
+
+    def __init__(self, damped_trend: bool = False, max_window: int = 2000) -> None:
+        self.damped_trend = damped_trend
+        self.max_window = max_window
+
+    def _fit(self, y: FloatArray) -> FloatArray:
+        self.results_ = fit_ets(y, self.max_window, ("add", self.damped_trend))
+        return np.asarray(self.results_.resid, dtype=np.float64)
+
+
+class Ets(StateSpaceSmoothing):
+    """Exponential smoothing whose form is chosen by information criterion.
+
+    Simple smoothing, Holt's trend and the damped trend (all with additive
+    error, which tolerates the zeros of idle workloads) are fitted and the
+    lowest AICc wins, as in AutoETS; seasons are left to ``ets+stl``.
+    """
+
+    name = "ets"
+
+    def __init__(
+        self,
+        *,
+        config: EtsConfig | None = None,
+        max_window: int = 2000,
+        start_params: tuple[float, ...] | None = None,
+    ) -> None:
+        if config is not None and tuple(config) not in ETS_CONFIGS:
+            raise ValueError(f"config must be one of {ETS_CONFIGS}, got {config!r}")
+        self.config = None if config is None else (config[0], bool(config[1]))
+        self.max_window = max_window
+        self.start_params = start_params
+
+    def _fit(self, y: FloatArray) -> FloatArray:
+        best: tuple[float, EtsConfig, Any] | None = None
+        for config in [self.config] if self.config else ETS_CONFIGS:
+            start = self.start_params if self.config else None
+            results = fit_ets(y, self.max_window, config, start)
+            score = float(results.aicc)
+            if np.isfinite(score) and (best is None or score < best[0]):
+                best = (score, config, results)
+        if best is None:
+            raise ValueError("no ETS form could be fitted")
+        self.information_criterion_, self.config_, self.results_ = best
+        return np.asarray(self.results_.resid, dtype=np.float64)
+
+    def clone_with_fitted_structure(self) -> ForecastModel:
+        if self.is_degraded:
+            return self.clone()
+        params = tuple(float(value) for value in self.results_.params)
+        return Ets(config=self.config_, max_window=self.max_window, start_params=params)
