@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -13,10 +14,37 @@ from predictive_scaler.forecasting.forecast import FloatArray
 SUFFIX = "+stl"
 
 
+def stl(y: FloatArray, period: int, robust: bool) -> Any:
+    """statsmodels STL with R's stl() speed-ups: each LOESS jumps a tenth of its window.
+
+    statsmodels evaluates every LOESS at every point (jump 1). R's defaults
+    interpolate between points a tenth of a window apart; on 1,000 points
+    with a daily season of 288 that is 4 ms instead of 120 ms, with the same
+    forecast accuracy on the Azure and NASA traces (holt+stl MASE 1.48 and
+    1.32 either way over 15 origins). Robust fitting is off by default: it
+    took 750 ms there and doubled holt+stl's error on Azure (3.09), as with
+    few cycles it treated the drift of the daily shape as outliers.
+    """
+    seasonal_window = 7  # statsmodels' default
+    trend_window = math.ceil(1.5 * period / (1.0 - 1.5 / seasonal_window))
+    trend_window += trend_window % 2 == 0
+    low_pass_window = period + (period % 2 == 0)
+    return STL(
+        y,
+        period=period,
+        seasonal=seasonal_window,
+        trend=trend_window,
+        low_pass=low_pass_window,
+        robust=robust,
+        trend_jump=math.ceil(trend_window / 10),
+        low_pass_jump=math.ceil(low_pass_window / 10),
+    )
+
+
 class Deseasonalized(ForecastModel):
     """Wrap ``model`` so it sees the series without its STL seasonal component.
 
-    With at least two seasons of history, STL (robust to bursts) estimates
+    With at least two seasons of history, STL estimates
     the seasonal component and its average per phase becomes the profile
     (``profile_``); ``model`` forecasts the series minus that profile
     (shifted to stay non-negative, since models clip negative loads) and the
@@ -26,7 +54,7 @@ class Deseasonalized(ForecastModel):
 
     min_observations = 1
 
-    def __init__(self, model: ForecastModel, season_length: int, robust: bool = True) -> None:
+    def __init__(self, model: ForecastModel, season_length: int, robust: bool = False) -> None:
         if season_length < 2:
             raise ValueError(f"season_length must be >= 2, got {season_length}")
         self.model = model
@@ -68,7 +96,7 @@ class Deseasonalized(ForecastModel):
         made forecasts jump at the origin: 9 naive errors on the Azure trace.
         One profile, used both to adjust and to restore, cannot jump.
         """
-        decomposition: Any = STL(y, period=self.season_length, robust=self.robust).fit()
+        decomposition: Any = stl(y, self.season_length, self.robust).fit()
         seasonal = np.asarray(decomposition.seasonal, dtype=np.float64)
         phases = self._phases(0, y.size)
         sums = np.bincount(phases, weights=seasonal, minlength=self.season_length)

@@ -83,9 +83,9 @@ def test_stl_on_a_drifting_daily_shape_stays_near_its_plain_model(shared_traces:
     """Azure's daily shape drifts (weekdays, weekends) and a 1000-point window holds 3.5 days.
 
     STL then fits the last cycle exactly; restoring that cycle's season after
-    removing a different one put holt+stl at 4.3x holt's error. With one
-    seasonal profile for both it is 2x: the profile is a poor short-term
-    predictor here, which auto's backtest is there to notice, but not a bug.
+    removing a different one put holt+stl at 4.3x holt's error here. One
+    seasonal profile for both brought it to 2x, and non-robust STL (robust
+    fitting took the drift for outliers) to 1.25x.
     """
     file, column, _, season, _ = TRACES["azure"]
     y = clean_series(read_trace(shared_traces / file, column).values)
@@ -97,4 +97,4 @@ def test_stl_on_a_drifting_daily_shape_stays_near_its_plain_model(shared_traces:
         for name, scores in (("holt", plain), ("holt+stl", seasonal)):
             forecast = make_model(name, season_length=season).fit(history).predict(HORIZON)
             scores.append(mase(future, forecast.mean, scale))
-    assert np.mean(seasonal) < 3 * np.mean(plain)
+    assert np.mean(seasonal) < 1.6 * np.mean(plain)
