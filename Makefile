@@ -39,7 +39,7 @@ test: lint typecheck
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet --editable '.[dev,bench]'
-	$(BIN)/python benchmarks/forecasting.py
+	$(BIN)/python -m benchmarks.forecasting
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache

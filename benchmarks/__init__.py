@@ -1,0 +1,1 @@
+"""Benchmarks that measure the library on real load traces and write BENCHMARKS.md."""
