@@ -70,11 +70,11 @@ def select_model(
     *,
     candidates: Sequence[str] | None = None,
     horizon: int = 5,
-    n_origins: int = 8,
+    n_origins: int = 16,
     season_length: int | None = None,
     under_weight: float = DEFAULT_UNDER_WEIGHT,
 ) -> ModelSelection:
-    """Rank candidates by rolling-origin backtest on the series' own recent history.
+    """Rank candidates by rolling-origin backtest over the recent half of the series.
 
     A model that searches its structure (ARIMA's order) searches once, on
     the history before the earliest origin, and keeps that structure at
@@ -122,7 +122,7 @@ class Auto(ForecastModel):
         *,
         candidates: Sequence[str] | None = None,
         horizon: int = 5,
-        n_origins: int = 8,
+        n_origins: int = 16,
         season_length: int | None = None,
         under_weight: float = DEFAULT_UNDER_WEIGHT,
         selection: ModelSelection | None = None,

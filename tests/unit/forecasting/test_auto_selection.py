@@ -14,9 +14,10 @@ from predictive_scaler.forecasting.metrics import asymmetric_error, naive_scale
 from tests.conftest import seasonal_load
 
 
-def test_rolling_origins_leave_a_full_horizon_and_enough_training() -> None:
-    assert rolling_origins(100, horizon=5, n_origins=3, min_train=50) == [85, 90, 95]
-    assert rolling_origins(100, horizon=5, n_origins=30, min_train=80) == [80, 85, 90, 95]
+def test_rolling_origins_spread_from_the_training_minimum_to_the_last_full_horizon() -> None:
+    assert rolling_origins(100, horizon=5, n_origins=3, min_train=50) == [50, 72, 95]
+    assert rolling_origins(100, horizon=5, n_origins=30, min_train=80) == list(range(80, 96))
+    assert rolling_origins(100, horizon=5, n_origins=1, min_train=80) == [80]
     assert rolling_origins(10, horizon=5, n_origins=3, min_train=8) == []
 
 
