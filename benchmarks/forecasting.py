@@ -35,7 +35,7 @@ from benchmarks.forecast_runs import (
 )
 from benchmarks.forecasting_accuracy import (
     SCORED_HORIZONS,
-    SELECTION_REFRESH,
+    SELECTION_AGE_STEPS,
     AccuracyRow,
     TraceResult,
     as_floats,
@@ -227,10 +227,10 @@ METHOD = (
     "(`metrics.naive_scale`, which uses lag 1 when the window is shorter than a season: with "
     "1,000 points NASA and Alibaba see less than a day, so there seasonal_naive is naive and "
     "the scale is the one-step naive error). The ratio is a model's mean MASE over "
-    "seasonal_naive's on the same origins (< 1 beats seasonal naive). `auto` runs `select_model` "
-    f"on every {SELECTION_REFRESH}th origin of a workload and reuses that selection in between, "
-    "as the operator does; origins are spread over the whole trace, so a reused selection can "
-    "be days old, which is harsher than in the operator. NASA's outage (zeros for an hour or "
+    "seasonal_naive's on the same origins (< 1 beats seasonal naive). `auto` refits at each "
+    f"origin with a selection (`select_model`) made {SELECTION_AGE_STEPS} steps earlier on the "
+    "history then, as the operator refits between scheduled refreshes of its selection. "
+    "NASA's outage (zeros for an hour or "
     "more) is marked missing and filled by `clean_series`; origins whose history or horizon "
     "touch it are skipped. A Google VM holds 24 h, so no daily season, and its autocorrelation "
     "shows no hourly one: Google runs without a season (seasonal_naive is naive there). "

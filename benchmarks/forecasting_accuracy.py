@@ -28,8 +28,10 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.metrics import mase, naive_scale, under_forecast_share
 
 SCORED_HORIZONS = (1, 2, 5)
-# The operator re-runs auto's backtest on every 10th refit and reuses the ranking in between.
-SELECTION_REFRESH = 10
+# The operator refreshes auto's selection on a schedule and refits with it in between; at each
+# origin auto uses a selection made this many steps earlier, the oldest one an hourly refresh
+# leaves at NASA's minute steps.
+SELECTION_AGE_STEPS = 60
 
 
 @dataclass(frozen=True)
@@ -82,15 +84,16 @@ def evaluate_workload(
     spec: TraceSpec, workload: Workload, origins: Sequence[int], on_origin: Callable[[], None]
 ) -> list[OriginScore]:
     scores: list[OriginScore] = []
-    selection: ModelSelection | None = None
-    for index, origin in enumerate(origins):
+    for origin in origins:
         train = workload.values[origin - spec.history : origin]
         actual = workload.values[origin : origin + HORIZON]
-        if index % SELECTION_REFRESH == 0:
-            try:
-                selection = select_model(train, horizon=HORIZON, season_length=spec.season)
-            except Exception:  # noqa: BLE001 - auto then selects inside fit and reports why
-                selection = None
+        selected_at = origin - SELECTION_AGE_STEPS
+        earlier = workload.values[max(0, selected_at - spec.history) : selected_at]
+        selection: ModelSelection | None
+        try:
+            selection = select_model(earlier, horizon=HORIZON, season_length=spec.season)
+        except Exception:  # noqa: BLE001 - auto then selects inside fit and reports why
+            selection = None
         scale = naive_scale(train, spec.season or 1)
         for name, job in model_jobs(selection).items():
             scores.append(score(name, job(train, spec.season), actual, scale))

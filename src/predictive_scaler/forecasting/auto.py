@@ -13,8 +13,8 @@ from predictive_scaler.forecasting.catalog import BASE_MODELS, make_base_model
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.metrics import (
     DEFAULT_UNDER_WEIGHT,
-    asymmetric_error,
     naive_scale,
+    weighted_error,
 )
 from predictive_scaler.forecasting.models.baseline import Naive
 from predictive_scaler.forecasting.seasonal import SUFFIX
@@ -60,7 +60,9 @@ def candidate_names(
     candidates: Sequence[str] | None, season_length: int | None, n: int
 ) -> list[str]:
     names = list(candidates or DEFAULT_CANDIDATES)
-    if candidates is None and season_length and n >= 3 * season_length:
+    # The STL wrapper needs two seasons before the earliest origin, or it
+    # would only repeat its plain model.
+    if candidates is None and season_length and n >= 2 * season_length:
         names += [name + SUFFIX for name in SEASONAL_VARIANTS]
     return names
 
@@ -97,8 +99,7 @@ def select_model(
         except ValueError as error:
             failures.append((name, str(error)))
             continue
-        actual = errors + 0.0  # errors are actual - forecast; score them against zero forecast
-        score = asymmetric_error(actual, np.zeros_like(actual), scale, under_weight)
+        score = weighted_error(errors, scale, under_weight)
         ranking.append(RankedModel(name, score, errors, template))
     ranking.sort(key=lambda ranked: ranked.score)
     return ModelSelection(tuple(ranking), tuple(failures), horizon, len(origins))

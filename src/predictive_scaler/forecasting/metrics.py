@@ -36,8 +36,16 @@ def asymmetric_error(
     does (0.75 for the default 3), i.e. it prefers forecasts that err high.
     """
     errors = np.asarray(actual, dtype=np.float64) - np.asarray(forecast, dtype=np.float64)
-    weights = np.where(errors > 0.0, under_weight, 1.0)
-    return float(np.mean(weights * np.abs(errors)) / scale)
+    return weighted_error(errors, scale, under_weight)
+
+
+def weighted_error(
+    errors: ArrayLike, scale: float = 1.0, under_weight: float = DEFAULT_UNDER_WEIGHT
+) -> float:
+    """:func:`asymmetric_error` of errors already taken as actual - forecast."""
+    values = np.asarray(errors, dtype=np.float64)
+    weights = np.where(values > 0.0, under_weight, 1.0)
+    return float(np.mean(weights * np.abs(values)) / scale)
 
 
 def mase(actual: ArrayLike, forecast: ArrayLike, scale: float) -> float:
