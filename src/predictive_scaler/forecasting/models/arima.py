@@ -17,6 +17,7 @@ from statsmodels.tsa.stattools import kpss
 
 from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.models.search import lowest_criterion
 
 Order = tuple[int, int, int]
 CRITERIA = ("aic", "bic", "aicc")
@@ -82,21 +83,16 @@ class Arima(ForecastModel):
 
     def _fit(self, y: FloatArray) -> FloatArray:
         window = y[-self.max_window :]
-        best: tuple[float, Order, Any] | None = None
-        for order in self.candidate_orders(window):
+        # Warm-starting from a previous fit's parameters makes a refit ~5x faster.
+        start = self.start_params if self.order is not None else None
+
+        def fit(order: Order) -> Any:
             trend = "c" if order[1] == 0 else "n"
-            # Warm-starting from a previous fit's parameters makes a refit ~5x faster.
-            start = None if self.start_params is None or self.order is None else self.start_params
-            try:
-                results = ARIMA(window, order=order, trend=trend).fit(start_params=start)
-            except (ValueError, np.linalg.LinAlgError):
-                continue
-            score = float(getattr(results, self.criterion))
-            if np.isfinite(score) and (best is None or score < best[0]):
-                best = (score, order, results)
-        if best is None:
-            raise ValueError("no ARIMA order could be fitted")
-        self.information_criterion_, self.order_, self.results_ = best
+            return ARIMA(window, order=order, trend=trend).fit(start_params=start)
+
+        self.information_criterion_, self.order_, self.results_ = lowest_criterion(
+            self.candidate_orders(window), fit, self.criterion
+        )
         # The first 1 + d residuals measure the diffuse start, not the model.
         return np.asarray(self.results_.resid, dtype=np.float64)[1 + self.order_[1] :]
 

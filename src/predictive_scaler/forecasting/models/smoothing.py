@@ -11,6 +11,7 @@ from statsmodels.tsa.exponential_smoothing.ets import ETSModel
 
 from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.models.search import lowest_criterion
 
 
 def exponential_filter(values: FloatArray, alpha: float) -> FloatArray:
@@ -129,16 +130,12 @@ class Ets(StateSpaceSmoothing):
         self.start_params = start_params
 
     def _fit(self, y: FloatArray) -> FloatArray:
-        best: tuple[float, EtsConfig, Any] | None = None
-        for config in [self.config] if self.config else ETS_CONFIGS:
-            start = self.start_params if self.config else None
-            results = fit_ets(y, self.max_window, config, start)
-            score = float(results.aicc)
-            if np.isfinite(score) and (best is None or score < best[0]):
-                best = (score, config, results)
-        if best is None:
-            raise ValueError("no ETS form could be fitted")
-        self.information_criterion_, self.config_, self.results_ = best
+        start = self.start_params if self.config else None
+        self.information_criterion_, self.config_, self.results_ = lowest_criterion(
+            [self.config] if self.config else ETS_CONFIGS,
+            lambda config: fit_ets(y, self.max_window, config, start),
+            "aicc",
+        )
         return np.asarray(self.results_.resid, dtype=np.float64)
 
     def clone_with_fitted_structure(self) -> ForecastModel:
