@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from predictive_scaler.forecasting.backtest import backtest_errors, rolling_origins
-from predictive_scaler.forecasting.base import ForecastModel, check_level
+from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.catalog import BASE_MODELS, make_base_model
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.metrics import (
@@ -172,7 +172,6 @@ class Auto(ForecastModel):
         return self._predict_interval(h, 0.8)[0]
 
     def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-        check_level(level)
         own = self.model_.predict(h, level)
         if self.chosen_errors_.size < 2:
             return own.mean, own.lower, own.upper

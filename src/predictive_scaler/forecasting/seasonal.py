@@ -62,9 +62,6 @@ class Deseasonalized(ForecastModel):
         self.robust = robust
         self.name = model.name + SUFFIX
 
-    def clone(self) -> Deseasonalized:
-        return Deseasonalized(self.model.clone(), self.season_length, self.robust)
-
     def clone_with_fitted_structure(self) -> ForecastModel:
         inner = self.model_.clone_with_fitted_structure() if hasattr(self, "model_") else self.model
         return Deseasonalized(inner, self.season_length, self.robust)

@@ -159,28 +159,23 @@ class ArimaRbf(ForecastModel):
     def __init__(
         self,
         *,
-        order: Order | None = None,
-        start_params: tuple[float, ...] | None = None,
+        arima: Arima | None = None,
         lags: int = 4,
         n_centers: int = 8,
         ridge_alpha: float = 1.0,
         random_state: int = 0,
-        max_window: int = 600,
     ) -> None:
         if lags < 1 or n_centers < 1:
             raise ValueError("lags and n_centers must be >= 1")
-        self.order = order
-        self.start_params = start_params
+        # The linear part's own hyper-parameters live on an unfitted Arima template.
+        self.arima = arima if arima is not None else Arima()
         self.lags = lags
         self.n_centers = n_centers
         self.ridge_alpha = ridge_alpha
         self.random_state = random_state
-        self.max_window = max_window
 
     def _fit(self, y: FloatArray) -> FloatArray:
-        self.arima_ = Arima(
-            order=self.order, max_window=self.max_window, start_params=self.start_params
-        ).fit(y)
+        self.arima_ = self.arima.clone().fit(y)
         if self.arima_.is_degraded:
             raise ValueError(self.arima_.fallback_reason_)
         residuals = self.arima_.residuals_
@@ -214,6 +209,5 @@ class ArimaRbf(ForecastModel):
     def clone_with_fitted_structure(self) -> ForecastModel:
         params = self.get_params()
         if not self.is_degraded:
-            structure = self.arima_.clone_with_fitted_structure().get_params()
-            params["order"], params["start_params"] = structure["order"], structure["start_params"]
+            params["arima"] = self.arima_.clone_with_fitted_structure()
         return type(self)(**params)
