@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from predictive_scaler.forecasting.backtest import backtest_errors, rolling_origins
-from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.base import ForecastModel, random_walk_scale
 from predictive_scaler.forecasting.catalog import BASE_MODELS, make_base_model
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.metrics import (
@@ -177,10 +177,9 @@ class Auto(ForecastModel):
             return own.mean, own.lower, own.upper
         # Errors grow roughly with the square root of the step: pool all steps
         # on that scale for enough samples, then scale back per step.
-        steps = np.arange(1, self.chosen_errors_.shape[1] + 1, dtype=np.float64)
-        pooled = (self.chosen_errors_ / np.sqrt(steps)).ravel()
+        pooled = (self.chosen_errors_ / random_walk_scale(self.chosen_errors_.shape[1])).ravel()
         low_q, high_q = np.quantile(pooled, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
-        growth = np.sqrt(np.arange(1, h + 1, dtype=np.float64))
+        growth = random_walk_scale(h)
         lower = np.minimum(own.lower, own.mean + low_q * growth)
         upper = np.maximum(own.upper, own.mean + high_q * growth)
         return own.mean, lower, upper

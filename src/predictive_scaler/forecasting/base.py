@@ -89,6 +89,11 @@ def check_horizon(h: int) -> None:
         raise ValueError(f"horizon h must be an integer >= 1, got {h!r}")
 
 
+def random_walk_scale(h: int) -> FloatArray:
+    """sqrt(step) for steps 1..h: how a random walk's spread grows with the horizon."""
+    return np.sqrt(np.arange(1, h + 1, dtype=np.float64))
+
+
 def residual_interval(
     mean: FloatArray, residuals: FloatArray, level: float, step_scale: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
@@ -179,7 +184,7 @@ class ForecastModel(ABC):
 
     def _step_scale(self, h: int) -> FloatArray:
         """How the one-step spread grows with the step (random-walk default)."""
-        return np.sqrt(np.arange(1, h + 1, dtype=np.float64))
+        return random_walk_scale(h)
 
     def _fall_back(self, reason: str) -> None:
         self.fallback_reason_ = reason
@@ -187,8 +192,7 @@ class ForecastModel(ABC):
 
     def _naive_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         mean = np.full(h, self.y_[-1])
-        scale = np.sqrt(np.arange(1, h + 1, dtype=np.float64))
-        lower, upper = residual_interval(mean, np.diff(self.y_), level, scale)
+        lower, upper = residual_interval(mean, np.diff(self.y_), level, random_walk_scale(h))
         return mean, lower, upper
 
     def get_params(self) -> dict[str, Any]:
