@@ -13,6 +13,7 @@ from predictive_scaler.forecasting.auto import Auto, ModelSelection, select_mode
 from predictive_scaler.forecasting.base import ForecastModel, NotFittedError
 from predictive_scaler.forecasting.forecast import Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
+from predictive_scaler.forecasting.refresh import ScheduledSelection
 from predictive_scaler.forecasting.registry import MODEL_NAMES, make_model
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "ForecastModel",
     "ModelSelection",
     "NotFittedError",
+    "ScheduledSelection",
     "clean_series",
     "make_model",
     "select_model",

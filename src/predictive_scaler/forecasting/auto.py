@@ -150,22 +150,35 @@ class Auto(ForecastModel):
         )
         self.backtest_errors_ = self.selection_.scores
         self.skipped_: list[tuple[str, str]] = []
-        peak = float(y.max())
         for ranked in self.selection_.ranking:
             model = ranked.template.clone().fit(y)
-            reason = model.fallback_reason_
-            if reason is None:
-                check = model.predict(self.selection_.horizon)
-                if check.notes:  # its predict failed and the base class stood in
-                    reason = "; ".join(check.notes)
-                elif peak > 0.0 and check.mean.max() > ABSURD_GROWTH * peak:
-                    reason = f"forecast {check.mean.max():.4g} is over {ABSURD_GROWTH:g}x the peak"
+            reason = self._unusable(model, y)
             if reason is None:
                 self.model_, self.chosen_, self.chosen_errors_ = model, ranked.name, ranked.errors
                 return model.residuals_
             self.skipped_.append((ranked.name, reason))
         self.model_, self.chosen_ = Naive().fit(y), "naive"
         self.chosen_errors_ = np.empty((0, 1))
+        return self.model_.residuals_
+
+    def _unusable(self, model: ForecastModel, y: FloatArray) -> str | None:
+        """Why a fitted candidate cannot be used on ``y``, or None when it can."""
+        if model.fallback_reason_ is not None:
+            return model.fallback_reason_
+        check = model.predict(self.selection_.horizon)
+        if check.notes:  # its predict failed and the base class stood in
+            return "; ".join(check.notes)
+        peak = float(y.max())
+        if peak > 0.0 and check.mean.max() > ABSURD_GROWTH * peak:
+            return f"forecast {check.mean.max():.4g} is over {ABSURD_GROWTH:g}x the peak"
+        return None
+
+    def _update(self, y: FloatArray) -> FloatArray:
+        # The chosen model keeps its parameters; if it no longer holds up on
+        # the new data, walk the ranking again as a fit would.
+        self.model_.update(y)
+        if self._unusable(self.model_, y) is not None:
+            return self._fit(y)
         return self.model_.residuals_
 
     def _predict_mean(self, h: int) -> FloatArray:

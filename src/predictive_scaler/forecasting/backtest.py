@@ -1,4 +1,4 @@
-"""Rolling-origin evaluation: refit at successive origins, forecast, compare."""
+"""Rolling-origin evaluation: fit at the first origin, update at the next, forecast, compare."""
 
 from __future__ import annotations
 
@@ -26,14 +26,18 @@ def rolling_origins(n: int, horizon: int, n_origins: int, min_train: int) -> lis
 def backtest_errors(
     template: ForecastModel, y: FloatArray, horizon: int, origins: list[int]
 ) -> FloatArray:
-    """Errors (actual - forecast) of ``template`` refitted at each origin: (origins, horizon).
+    """Errors (actual - forecast) of ``template`` at each origin: (origins, horizon).
 
-    Raises ValueError when the model degrades to naive at an origin, since
-    then it is not the model being measured.
+    The model is fitted at the first origin and only updated (parameters
+    kept) at the later ones, which is how it runs between two refreshes of
+    :class:`~predictive_scaler.forecasting.ScheduledSelection`, and costs a
+    fifth of refitting everywhere. Raises ValueError when the model degrades
+    to naive at an origin, since then it is not the model being measured.
     """
     errors = np.empty((len(origins), horizon))
+    model = template.clone()
     for row, origin in enumerate(origins):
-        model = template.clone().fit(y[:origin])
+        model = model.update(y[:origin]) if row else model.fit(y[:origin])
         if model.is_degraded:
             raise ValueError(model.fallback_reason_)
         forecast = model.predict(horizon)

@@ -136,6 +136,28 @@ class ForecastModel(ABC):
             self._fall_back(f"{self.name} fit failed: {type(error).__name__}: {error}")
         return self
 
+    def update(self, y: ArrayLike) -> Self:
+        """Absorb new observations, keeping what the last fit learnt (structure, parameters).
+
+        The cheap path between refits: an ARIMA or ETS model only runs its
+        filter over ``y`` with the parameters it already has (milliseconds,
+        where a fit costs tens). ``y`` is the whole current window, as for
+        ``fit``. An unfitted or degraded model, or a failed update, is fitted
+        afresh, so ``update`` is never worse than ``fit`` at keeping the contract.
+        """
+        if not hasattr(self, "y_") or self.is_degraded:
+            return self.fit(y)
+        series = clean_series(y)
+        if series.size < self.min_observations:
+            return self.fit(series)
+        self.y_ = series
+        try:
+            with model_numerics(self.uses_thread_pools):
+                self.residuals_ = self._update(series)
+        except Exception:  # noqa: BLE001 - as in fit(): any library failure means "refit"
+            return self.fit(series)
+        return self
+
     def predict(self, h: int, level: float = 0.8) -> Forecast:
         check_horizon(h)
         check_level(level)
@@ -172,6 +194,10 @@ class ForecastModel(ABC):
     @abstractmethod
     def _fit(self, y: FloatArray) -> FloatArray:
         """Learn from the cleaned series; return its one-step residuals."""
+
+    def _update(self, y: FloatArray) -> FloatArray:
+        """Take in the new series with the fitted parameters; return one-step residuals."""
+        return self._fit(y)
 
     @abstractmethod
     def _predict_mean(self, h: int) -> FloatArray:

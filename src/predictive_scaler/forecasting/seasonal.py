@@ -79,6 +79,19 @@ class Deseasonalized(ForecastModel):
             raise ValueError(self.model_.fallback_reason_)
         return self.model_.residuals_
 
+    def _update(self, y: FloatArray) -> FloatArray:
+        # The profile is indexed from the series' end, which has moved: redo
+        # STL (milliseconds), and let the inner model keep its parameters.
+        adjusted, self.shift_ = y, 0.0
+        if self.profile_ is not None:
+            self.profile_ = self._seasonal_profile(y)
+            adjusted = y - self.profile_[self._phases(0, y.size)]
+            self.shift_ = max(0.0, -float(adjusted.min()))
+        self.model_.update(adjusted + self.shift_)
+        if self.model_.is_degraded:
+            raise ValueError(self.model_.fallback_reason_)
+        return self.model_.residuals_
+
     def _phases(self, start: int, stop: int) -> FloatArray:
         """Position in the season of steps start..stop-1, counted from the series' end."""
         return np.asarray((np.arange(start, stop) - self.y_.size) % self.season_length)

@@ -96,6 +96,11 @@ class Arima(ForecastModel):
         # The first 1 + d residuals measure the diffuse start, not the model.
         return np.asarray(self.results_.resid, dtype=np.float64)[1 + self.order_[1] :]
 
+    def _update(self, y: FloatArray) -> FloatArray:
+        # Kalman filter only, with the fitted parameters: ~3 ms instead of ~50.
+        self.results_ = self.results_.apply(y[-self.max_window :])
+        return np.asarray(self.results_.resid, dtype=np.float64)[1 + self.order_[1] :]
+
     def _predict_mean(self, h: int) -> FloatArray:
         return np.asarray(self.results_.forecast(h), dtype=np.float64)
 
@@ -186,6 +191,18 @@ class ArimaRbf(ForecastModel):
         self.network_ = make_pipeline(
             GaussianRbfFeatures(self.n_centers, self.random_state), Ridge(alpha=self.ridge_alpha)
         ).fit(features, targets)
+        self.recent_residuals_ = residuals[-self.lags :]
+        return np.asarray(targets - self.network_.predict(features), dtype=np.float64)
+
+    def _update(self, y: FloatArray) -> FloatArray:
+        self.arima_.update(y)
+        if self.arima_.is_degraded:
+            raise ValueError(self.arima_.fallback_reason_)
+        residuals = self.arima_.residuals_
+        if self.network_ is None or residuals.size <= self.lags:
+            self.network_ = None
+            return residuals
+        features, targets = lagged(residuals, self.lags)
         self.recent_residuals_ = residuals[-self.lags :]
         return np.asarray(targets - self.network_.predict(features), dtype=np.float64)
 

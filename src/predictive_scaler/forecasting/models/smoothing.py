@@ -67,6 +67,13 @@ def fit_ets(y: FloatArray, max_window: int, config: EtsConfig, start_params: Any
     return model.fit(disp=False, start_params=start_params)
 
 
+def smooth_ets(y: FloatArray, max_window: int, config: EtsConfig, params: Any) -> Any:
+    """The ETS filter over the last ``max_window`` points with given parameters (no fit)."""
+    trend, damped = config
+    model = ETSModel(pd.Series(y[-max_window:]), error="add", trend=trend, damped_trend=damped)
+    return model.smooth(params)
+
+
 class StateSpaceSmoothing(ForecastModel):
     """Forecasts and analytic intervals from a fitted statsmodels ETS in ``results_``.
 
@@ -76,6 +83,15 @@ class StateSpaceSmoothing(ForecastModel):
 
     min_observations = 10
     results_: Any
+    max_window: int
+
+    def _config(self) -> EtsConfig:
+        """The (trend, damped) form of the fitted model."""
+        raise NotImplementedError
+
+    def _update(self, y: FloatArray) -> FloatArray:
+        self.results_ = smooth_ets(y, self.max_window, self._config(), self.results_.params)
+        return np.asarray(self.results_.resid, dtype=np.float64)
 
     def _predict_mean(self, h: int) -> FloatArray:
         return np.asarray(self.results_.forecast(h), dtype=np.float64)
@@ -102,8 +118,11 @@ class Holt(StateSpaceSmoothing):
         self.max_window = max_window
 
     def _fit(self, y: FloatArray) -> FloatArray:
-        self.results_ = fit_ets(y, self.max_window, ("add", self.damped_trend))
+        self.results_ = fit_ets(y, self.max_window, self._config())
         return np.asarray(self.results_.resid, dtype=np.float64)
+
+    def _config(self) -> EtsConfig:
+        return ("add", self.damped_trend)
 
 
 class Ets(StateSpaceSmoothing):
@@ -137,6 +156,9 @@ class Ets(StateSpaceSmoothing):
             "aicc",
         )
         return np.asarray(self.results_.resid, dtype=np.float64)
+
+    def _config(self) -> EtsConfig:
+        return self.config_
 
     def clone_with_fitted_structure(self) -> ForecastModel:
         if self.is_degraded:

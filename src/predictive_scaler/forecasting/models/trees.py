@@ -81,6 +81,13 @@ class GradientBoostedTrees(ForecastModel):
         self.recent_changes_ = changes[-self.lags :]
         return np.asarray(residuals, dtype=np.float64)
 
+    def _update(self, y: FloatArray) -> FloatArray:
+        # The trees stay; only the lags they read move to the new end.
+        window = y[-self.max_window :]
+        self.offset_ = y.size - window.size
+        self.recent_changes_ = np.diff(window)[-self.lags :]
+        return self.residuals_
+
     def _predict_mean(self, h: int) -> FloatArray:
         changes = list(self.recent_changes_)
         level = float(self.y_[-1])
