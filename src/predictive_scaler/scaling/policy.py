@@ -1,0 +1,200 @@
+"""``decide``: replicas for the forecast load, with the reasons in words.
+
+One pure function serves the operator, ``predictive-scaler backtest`` and
+the benchmarks, so the policy they measure is the policy that runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from predictive_scaler.forecasting import Forecast
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.scaling.behavior import limit_rate, stabilize
+from predictive_scaler.scaling.spec import ScalingSpec
+from predictive_scaler.scaling.state import ScalingState
+
+# The newest sample may be this many steps old before the data counts as stale.
+STALE_AFTER_STEPS = 3
+# More missing samples than this share of the history and no forecast is trusted.
+MAX_MISSING_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class LoadHistory:
+    """Load samples, oldest first, one per step; NaN marks a missing sample.
+
+    ``end_time`` is when the last sample was taken, in the same clock (seconds)
+    as the ``now`` given to :func:`decide`.
+    """
+
+    values: FloatArray
+    step_seconds: float
+    end_time: float
+
+    def problem(self, now: float) -> tuple[str, str] | None:
+        """(reason code, words) when the history cannot be trusted, else None."""
+        finite = np.flatnonzero(np.isfinite(self.values))
+        if finite.size == 0:
+            return "MissingMetrics", "no load samples in the history window"
+        missing = 1.0 - finite.size / self.values.size
+        if missing > MAX_MISSING_SHARE:
+            return "MissingMetrics", f"{missing:.0%} of the history window has no samples"
+        newest = self.end_time - (self.values.size - 1 - finite[-1]) * self.step_seconds
+        age = now - newest
+        if age > STALE_AFTER_STEPS * self.step_seconds:
+            return "StaleMetrics", f"the newest load sample is {duration(age)} old"
+        return None
+
+    @property
+    def latest(self) -> float:
+        finite = self.values[np.isfinite(self.values)]
+        return float(finite[-1])
+
+
+# (history, horizon in steps, interval level) -> Forecast. The caller chooses
+# the model and how often it is re-selected; raising ValueError or
+# ArithmeticError means "no forecast this time".
+Forecaster = Callable[[LoadHistory, int, float], Forecast]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Desired replicas, why, and the state to keep for the next decision.
+
+    ``held`` names why the current count was held (MissingMetrics,
+    StaleMetrics, ForecastFailed, ScalingDisabled); ``limit`` names what
+    bounded the forecast's count (HPA's reason codes: ScaleUpLimit,
+    TooManyReplicas, ScaleDownStabilized, ...), None when nothing did.
+    """
+
+    desired_replicas: int
+    current_replicas: int
+    reasons: tuple[str, ...]
+    state: ScalingState
+    forecast: Forecast | None = None
+    load_bound: float | None = None
+    held: str | None = None
+    limit: str | None = None
+
+    @property
+    def message(self) -> str:
+        return "; ".join(self.reasons)
+
+    @property
+    def changes_replicas(self) -> bool:
+        return self.desired_replicas != self.current_replicas
+
+
+def duration(seconds: float) -> str:
+    """Seconds in the coarsest unit that keeps them whole-ish: 90 -> 1.5m, 7200 -> 2h."""
+    for unit, size in (("h", 3600.0), ("m", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g}{unit}"
+    return f"{seconds:.3g}s"
+
+
+def decide(
+    spec: ScalingSpec,
+    history: LoadHistory,
+    current_replicas: int,
+    state: ScalingState,
+    *,
+    now: float,
+    forecaster: Forecaster,
+) -> Decision:
+    """Replicas to run now so that the forecast load is served once new pods are ready."""
+    lowest, highest = spec.min_replicas, spec.max_replicas
+    if current_replicas == 0:
+        # As the HPA does: a target scaled to zero by hand is left alone.
+        return Decision(
+            0,
+            0,
+            ("the target is scaled to zero; autoscaling is off until it is scaled up",),
+            state,
+            held="ScalingDisabled",
+        )
+    if not lowest <= current_replicas <= highest:
+        clamped = min(max(current_replicas, lowest), highest)
+        words = "minReplicas" if clamped == lowest else "maxReplicas"
+        return Decision(
+            clamped,
+            current_replicas,
+            (f"{current_replicas} replicas is outside [{lowest}, {highest}]: {words} {clamped}",),
+            state,
+            limit="TooFewReplicas" if clamped == lowest else "TooManyReplicas",
+        )
+    problem = history.problem(now)
+    if problem is not None:
+        code, words = problem
+        return Decision(
+            current_replicas,
+            current_replicas,
+            (f"holding {current_replicas} replicas: {words}",),
+            state,
+            held=code,
+        )
+
+    reasons: list[str] = []
+    floor = spec.replicas_for(history.latest)
+    horizon = spec.horizon_steps(history.step_seconds)
+    ahead = duration(horizon * history.step_seconds)
+    forecast: Forecast | None = None
+    bound: float | None = None
+    held: str | None = None
+    try:
+        forecast = forecaster(history, horizon, spec.interval)
+    except (ValueError, ArithmeticError) as error:
+        held = "ForecastFailed"
+        proposal = max(current_replicas, floor)
+        reasons.append(f"no forecast ({error}): holding {current_replicas} unless load needs more")
+    if forecast is not None:
+        bound = float(forecast.upper.max())
+        proposal = max(spec.replicas_for(bound), floor)
+        reasons.append(
+            f"{forecast.model} forecast peak {forecast.mean.max():.4g} "
+            f"(upper {bound:.4g} at {spec.interval:.0%}) within {ahead} -> "
+            f"{spec.replicas_for(bound)} replicas at {spec.target_per_replica:.4g} each"
+        )
+        reasons.extend(f"forecast note: {note}" for note in forecast.notes)
+    if floor > current_replicas and floor == proposal:
+        reasons.append(f"reactive floor: the current load {history.latest:.4g} needs {floor}")
+
+    behavior = spec.behavior
+    stable = stabilize(behavior, state.recommendations, current_replicas, proposal, now)
+    limit: str | None = None
+    if stable.replicas != proposal:
+        limit = stable.reason
+        reasons.append(stable.message)
+    rate = limit_rate(
+        behavior,
+        current_replicas,
+        stable.replicas,
+        min_replicas=lowest,
+        max_replicas=highest,
+        up_events=state.scale_up_events,
+        down_events=state.scale_down_events,
+        now=now,
+    )
+    if rate.replicas != stable.replicas:
+        limit = rate.reason
+        reasons.append(rate.message)
+    desired = rate.replicas
+    reasons.append(
+        f"{desired} replicas (from {current_replicas})"
+        if desired != current_replicas
+        else f"stay at {desired} replicas"
+    )
+    return Decision(
+        desired,
+        current_replicas,
+        tuple(reasons),
+        state.with_recommendation(behavior, now, proposal),
+        forecast,
+        bound,
+        held,
+        limit,
+    )

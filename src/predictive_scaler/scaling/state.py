@@ -1,0 +1,58 @@
+"""What a decision must remember for the next one, as a plain value the caller persists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from predictive_scaler.scaling.behavior import Behavior, TimedValue
+
+
+@dataclass(frozen=True)
+class ScalingState:
+    """Recommendation history, recent scale events and the last scale time (seconds).
+
+    Only entries still inside a stabilisation window or policy period are
+    kept, so the value stays small enough for an object's status.
+    """
+
+    recommendations: tuple[TimedValue, ...] = ()
+    scale_up_events: tuple[TimedValue, ...] = ()
+    scale_down_events: tuple[TimedValue, ...] = ()
+    last_scale_time: float | None = None
+
+    def with_recommendation(self, behavior: Behavior, now: float, replicas: int) -> ScalingState:
+        window = max(
+            behavior.scale_up.stabilization_window_seconds,
+            behavior.scale_down.stabilization_window_seconds,
+        )
+        kept = tuple(r for r in self.recommendations if r.time > now - window)
+        return replace(self, recommendations=(*kept, TimedValue(now, replicas)))
+
+    def after_scale(self, behavior: Behavior, now: float, previous: int, new: int) -> ScalingState:
+        """Record a scale that was carried out; call it only once the patch succeeded."""
+        if new == previous:
+            return self
+        up_period = behavior.scale_up.longest_period
+        down_period = behavior.scale_down.longest_period
+        up = tuple(e for e in self.scale_up_events if e.time > now - up_period)
+        down = tuple(e for e in self.scale_down_events if e.time > now - down_period)
+        if new > previous:
+            up = (*up, TimedValue(now, new - previous))
+        else:
+            down = (*down, TimedValue(now, previous - new))
+        return ScalingState(self.recommendations, up, down, now)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready mapping, e.g. for a status field."""
+        return _ADAPTER.dump_python(self, mode="json")  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_json(cls, data: object) -> ScalingState:
+        """Read back what :meth:`to_json` wrote; raises pydantic's ValidationError on junk."""
+        return _ADAPTER.validate_python(data)
+
+
+_ADAPTER = TypeAdapter(ScalingState)

@@ -1,0 +1,95 @@
+"""Causal forecasts for every step of a trace, computed once and replayed many times.
+
+A forecast at step ``t`` depends only on the load before ``t`` and on the
+model, never on the replicas a policy chose, so the headroom sweep of a
+backtest reuses one table instead of refitting models for every setting.
+The table is filled by :class:`ScheduledSelection`, the forecaster the
+operator runs, on the same history window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from predictive_scaler.forecasting import Forecast, ScheduledSelection
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.scaling import LoadHistory
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ForecastTable:
+    """Row ``t - start`` holds the forecast made at step ``t`` for steps ``t..t+horizon-1``.
+
+    A row of NaN means no forecast was possible at that step.
+    """
+
+    start: int
+    step_seconds: float
+    level: float
+    mean: FloatArray
+    lower: FloatArray
+    upper: FloatArray
+    models: tuple[str, ...]
+
+    @property
+    def horizon(self) -> int:
+        return int(self.mean.shape[1])
+
+    def at(self, t: int, horizon: int, level: float) -> Forecast:
+        """The forecast made at step ``t``; ValueError when the table cannot answer."""
+        if horizon > self.horizon or level != self.level:
+            raise ValueError(
+                f"the table holds {self.horizon} steps at level {self.level}, "
+                f"not {horizon} at {level}"
+            )
+        row = t - self.start
+        if not 0 <= row < self.mean.shape[0] or not np.isfinite(self.mean[row, 0]):
+            raise ValueError(f"no forecast was made at step {t}")
+        return Forecast(
+            self.models[row],
+            self.mean[row, :horizon],
+            self.lower[row, :horizon],
+            self.upper[row, :horizon],
+            level,
+        )
+
+    def forecaster(self, history: LoadHistory, horizon: int, level: float) -> Forecast:
+        """A :data:`~predictive_scaler.scaling.Forecaster` that reads the table."""
+        t = round(history.end_time / self.step_seconds) + 1
+        return self.at(t, horizon, level)
+
+
+def forecast_trace(
+    load: FloatArray,
+    *,
+    start: int,
+    history_steps: int,
+    horizon: int,
+    level: float,
+    step_seconds: float,
+    forecaster: ScheduledSelection,
+    progress: Progress | None = None,
+) -> ForecastTable:
+    """Forecast ``horizon`` steps at every step from ``start``, from the last ``history_steps``."""
+    steps = load.size - start
+    mean = np.full((steps, horizon), np.nan)
+    lower, upper = mean.copy(), mean.copy()
+    models: list[str] = []
+    for row, t in enumerate(range(start, load.size)):
+        history = LoadHistory(
+            load[max(0, t - history_steps) : t], step_seconds, (t - 1) * step_seconds
+        )
+        model = "none"
+        if history.problem(t * step_seconds) is None:
+            forecast = forecaster.forecast(history.values, horizon, level, t * step_seconds)
+            mean[row], lower[row], upper[row] = forecast.mean, forecast.lower, forecast.upper
+            model = forecaster.chosen or forecast.model
+        models.append(model)
+        if progress is not None:
+            progress(row + 1, steps)
+    return ForecastTable(start, step_seconds, level, mean, lower, upper, tuple(models))

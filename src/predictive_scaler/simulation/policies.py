@@ -1,0 +1,139 @@
+"""The three policies every backtest compares: ``predictive``, ``hpa`` and ``oracle``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.scaling import Behavior, LoadHistory, ScalingSpec, ScalingState, decide
+from predictive_scaler.scaling.behavior import limit_rate, stabilize
+from predictive_scaler.scaling.policy import Forecaster
+from predictive_scaler.simulation.replay import ReplayConfig
+
+# The HPA controller's default --horizontal-pod-autoscaler-tolerance.
+HPA_TOLERANCE = 0.1
+# The replay's workloads have no practical ceiling; the comparison is about timing.
+UNBOUNDED_REPLICAS = 1_000_000
+
+
+class HpaPolicy:
+    """The reactive baseline: the autoscaling/v2 algorithm on the previous step's utilisation.
+
+    As in the HPA controller: usage ratio over ready pods, a 10 % tolerance,
+    starting (unready) pods counted at zero usage when scaling up, then the
+    default ``behavior`` (the same engine the predictive policy uses).
+    """
+
+    name = "hpa"
+
+    def __init__(
+        self,
+        config: ReplayConfig,
+        utilisation: float,
+        *,
+        tolerance: float = HPA_TOLERANCE,
+        behavior: Behavior | None = None,
+    ) -> None:
+        self.config = config
+        self.utilisation = utilisation
+        self.tolerance = tolerance
+        self.behavior = behavior or Behavior.model_validate({})
+        self.state = ScalingState()
+
+    def _proposal(self, last: float, replicas: int, ready: int) -> int:
+        per_replica = self.config.capacity * self.utilisation
+        ratio = last / (ready * per_replica)
+        if replicas > ready and ratio > 1.0:
+            # Scaling up while pods start: count them as idle, and hold if
+            # that already brings the ratio within tolerance or below 1.
+            with_starting = last / (replicas * per_replica)
+            if with_starting < 1.0 or abs(1.0 - with_starting) <= self.tolerance:
+                return replicas
+            return max(replicas, math.ceil(with_starting * replicas))
+        if abs(1.0 - ratio) <= self.tolerance:
+            return replicas
+        return math.ceil(ratio * ready)
+
+    def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
+        last = float(observed[-1])
+        if not math.isfinite(last) or ready_before == 0:
+            return replicas  # no metric this step: the HPA does nothing
+        now = t * self.config.step_seconds
+        proposal = self._proposal(last, replicas, ready_before)
+        state = self.state
+        stable = stabilize(self.behavior, state.recommendations, replicas, proposal, now)
+        desired = limit_rate(
+            self.behavior,
+            replicas,
+            stable.replicas,
+            min_replicas=1,
+            max_replicas=UNBOUNDED_REPLICAS,
+            up_events=state.scale_up_events,
+            down_events=state.scale_down_events,
+            now=now,
+        ).replicas
+        state = state.with_recommendation(self.behavior, now, proposal)
+        self.state = state.after_scale(self.behavior, now, replicas, desired)
+        return desired
+
+
+class OraclePolicy:
+    """Knows the future: at step t holds ceil(max(L[t..t+S]) / (C * U)); never overloads."""
+
+    name = "oracle"
+
+    def __init__(self, load: FloatArray, config: ReplayConfig, utilisation: float) -> None:
+        self.load = load
+        self.config = config
+        self.utilisation = utilisation
+
+    def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
+        ahead = self.load[t : t + self.config.startup_steps + 1]
+        finite = ahead[np.isfinite(ahead)]
+        return self.config.replicas_for(
+            float(finite.max()) if finite.size else 0.0, self.utilisation
+        )
+
+
+class PredictivePolicy:
+    """The operator's policy: :func:`predictive_scaler.scaling.decide`, step by step."""
+
+    name = "predictive"
+
+    def __init__(
+        self,
+        config: ReplayConfig,
+        utilisation: float,
+        forecaster: Forecaster,
+        *,
+        history_steps: int,
+        interval: float = 0.9,
+        behavior: Behavior | None = None,
+    ) -> None:
+        self.config = config
+        self.utilisation = utilisation
+        self.forecaster = forecaster
+        self.history_steps = history_steps
+        self.spec = ScalingSpec(
+            min_replicas=1,
+            max_replicas=UNBOUNDED_REPLICAS,
+            target_per_replica=config.capacity * utilisation,
+            lead_time_seconds=config.startup_steps * config.step_seconds,
+            interval=interval,
+            behavior=behavior or Behavior.model_validate({}),
+        )
+        self.state = ScalingState()
+
+    def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
+        step = self.config.step_seconds
+        history = LoadHistory(observed[-self.history_steps :], step, (t - 1) * step)
+        now = t * step
+        decision = decide(
+            self.spec, history, replicas, self.state, now=now, forecaster=self.forecaster
+        )
+        self.state = decision.state.after_scale(
+            self.spec.behavior, now, replicas, decision.desired_replicas
+        )
+        return decision.desired_replicas

@@ -1,0 +1,159 @@
+"""The replay model (design.md section 5): replicas, start-up delay and what they cost.
+
+A policy decides at every step ``t`` from the load of steps ``0..t-1``; a
+replica added at ``t`` costs from ``t`` and serves from ``t + startup``;
+removals take starting replicas first, newest first. Step ``t`` is overloaded
+when its load exceeds ready replicas times the capacity per replica.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from predictive_scaler.forecasting.forecast import FloatArray
+
+# Default capacity: the 99.9th percentile of the load needs this many replicas
+# at 100 % utilisation.
+PEAK_REPLICAS = 20
+PEAK_PERCENTILE = 99.9
+
+
+def default_capacity(load: FloatArray) -> float:
+    """Load one replica serves per step at 100 % utilisation: p99.9 / 20."""
+    finite = load[np.isfinite(load)]
+    peak = float(np.percentile(finite, PEAK_PERCENTILE)) if finite.size else 0.0
+    if peak <= 0.0:
+        raise ValueError("the load has no positive values; capacity per replica is undefined")
+    return peak / PEAK_REPLICAS
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    """The replay's physics: capacity per replica, start-up delay, step, first scored step."""
+
+    capacity: float
+    startup_steps: int
+    step_seconds: float
+    start: int
+
+    def __post_init__(self) -> None:
+        if self.capacity <= 0 or self.step_seconds <= 0:
+            raise ValueError("capacity and step_seconds must be > 0")
+        if self.startup_steps < 0 or self.start < 1:
+            raise ValueError("startup_steps must be >= 0 and start >= 1")
+
+    def replicas_for(self, load: float, utilisation: float) -> int:
+        """Replicas that carry ``load`` at ``utilisation`` of their capacity (at least 1)."""
+        if not math.isfinite(load):
+            return 1
+        return max(1, math.ceil(load / (self.capacity * utilisation) - 1e-9))
+
+
+class ReplayPolicy(Protocol):
+    """A scaling policy as the replay drives it."""
+
+    name: str
+    utilisation: float
+
+    def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
+        """Replicas to run from step ``t``, seeing only ``observed`` = load[0..t-1].
+
+        ``ready_before`` is how many replicas were ready during step ``t-1``.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The four figures every scaling comparison reports."""
+
+    overload_minutes: float
+    replica_minutes: float
+    scaling_actions: int
+    unserved: float
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Per-step replicas (ready and total, from ``config.start``) and the figures."""
+
+    policy: str
+    utilisation: float
+    replicas: np.ndarray
+    ready: np.ndarray
+    outcome: Outcome
+
+
+class Fleet:
+    """Replicas as their ready times, kept sorted: starting ones are at the end."""
+
+    def __init__(self, ready_replicas: int) -> None:
+        self.ready_at: list[float] = [-math.inf] * ready_replicas
+
+    def __len__(self) -> int:
+        return len(self.ready_at)
+
+    def scale_to(self, replicas: int, t: int, startup_steps: int) -> None:
+        if replicas > len(self.ready_at):
+            self.ready_at.extend([t + startup_steps] * (replicas - len(self.ready_at)))
+        else:
+            del self.ready_at[replicas:]  # starting replicas go first, newest first
+
+    def ready(self, t: int) -> int:
+        return bisect.bisect_right(self.ready_at, t)
+
+
+def initial_replicas(load: FloatArray, config: ReplayConfig, utilisation: float) -> int:
+    """What every policy starts with: enough ready replicas for the first start-up period."""
+    first = load[config.start : config.start + config.startup_steps + 1]
+    finite = first[np.isfinite(first)]
+    return config.replicas_for(float(finite.max()) if finite.size else math.nan, utilisation)
+
+
+def replay(load: FloatArray, policy: ReplayPolicy, config: ReplayConfig) -> ReplayResult:
+    """Run ``policy`` over ``load`` from ``config.start`` and account for every step."""
+    if config.start >= load.size:
+        raise ValueError(f"the trace has {load.size} steps; replay starts at step {config.start}")
+    initial = initial_replicas(load, config, policy.utilisation)
+    fleet = Fleet(initial)
+    steps = load.size - config.start
+    replicas = np.empty(steps, dtype=np.int64)
+    ready = np.empty(steps, dtype=np.int64)
+    ready_before = len(fleet)
+    for index, t in enumerate(range(config.start, load.size)):
+        desired = policy.decide(t, load[:t], len(fleet), ready_before)
+        fleet.scale_to(max(0, desired), t, config.startup_steps)
+        replicas[index] = len(fleet)
+        ready[index] = ready_before = fleet.ready(t)
+    return ReplayResult(
+        policy.name,
+        policy.utilisation,
+        replicas,
+        ready,
+        account(load, replicas, ready, config, initial),
+    )
+
+
+def account(
+    load: FloatArray, replicas: np.ndarray, ready: np.ndarray, config: ReplayConfig, initial: int
+) -> Outcome:
+    """The replay's figures; a missing load sample is neither overload nor unserved.
+
+    A scaling action is a step whose replica count differs from the step
+    before (the first step is compared with ``initial``).
+    """
+    scored = np.nan_to_num(load[config.start :], nan=0.0)
+    shortfall = scored - ready * config.capacity
+    minutes_per_step = config.step_seconds / 60.0
+    previous = np.concatenate(([initial], replicas[:-1]))
+    return Outcome(
+        overload_minutes=float(np.count_nonzero(shortfall > 0) * minutes_per_step),
+        replica_minutes=float(replicas.sum() * minutes_per_step),
+        scaling_actions=int(np.count_nonzero(replicas != previous)),
+        unserved=float(shortfall[shortfall > 0].sum()),
+    )
