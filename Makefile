@@ -7,12 +7,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 CODE := src tests benchmarks
 
-.PHONY: help demo test lint typecheck unit bench clean
+.PHONY: help demo test lint typecheck unit bench bench-forecasting bench-scaling clean
 
 help:
 	@echo "make demo   - forecast the bundled NASA trace slice with auto model selection"
 	@echo "make test   - lint, type-check, check layers and run every test"
-	@echo "make bench  - forecasting benchmark; writes BENCHMARKS.md (needs ../shared/traces)"
+	@echo "make bench  - forecasting and scaling benchmarks; write BENCHMARKS.md (needs ../shared/traces)"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,9 +37,14 @@ unit: $(STAMP)
 test: lint typecheck
 	$(BIN)/pytest
 
-bench: $(STAMP)
+bench: bench-forecasting bench-scaling
+
+bench-forecasting: $(STAMP)
 	$(BIN)/python -m pip install --quiet --editable '.[dev,bench]'
 	$(BIN)/python -m benchmarks.forecasting
+
+bench-scaling: $(STAMP)
+	$(BIN)/python -m benchmarks.scaling
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache

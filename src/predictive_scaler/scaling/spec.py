@@ -9,6 +9,9 @@ from pydantic import Field, model_validator
 
 from predictive_scaler.scaling.behavior import ApiModel, Behavior
 
+# The most replicas a Kubernetes scale subresource can hold (int32).
+MAX_REPLICAS = 2**31 - 1
+
 
 class ScalingSpec(ApiModel):
     """How many replicas a load needs, how far ahead to look, and how fast to move.
@@ -45,4 +48,8 @@ class ScalingSpec(ApiModel):
 
     def replicas_for(self, load: float) -> int:
         """Replicas needed to carry ``load`` at ``targetPerReplica`` each."""
-        return max(0, math.ceil(load / self.target_per_replica - 1e-9))
+        # Clamped so a raw sample near +/- the float maximum (load / target =
+        # +/-inf) asks for 0 or "more than any workload runs" instead of
+        # raising OverflowError.
+        ratio = min(max(load / self.target_per_replica, 0.0), MAX_REPLICAS)
+        return max(0, math.ceil(ratio - 1e-9))

@@ -35,10 +35,12 @@ class ScalingState:
         """Record a scale that was carried out; call it only once the patch succeeded."""
         if new == previous:
             return self
-        up_period = behavior.scale_up.longest_period
-        down_period = behavior.scale_down.longest_period
-        up = tuple(e for e in self.scale_up_events if e.time > now - up_period)
-        down = tuple(e for e in self.scale_down_events if e.time > now - down_period)
+        # Both limits count events of both directions (a period's start undoes
+        # the scale-ups and scale-downs made within it), so an event is kept
+        # while any policy's period, up or down, still covers it.
+        period = max(behavior.scale_up.longest_period, behavior.scale_down.longest_period)
+        up = tuple(e for e in self.scale_up_events if e.time > now - period)
+        down = tuple(e for e in self.scale_down_events if e.time > now - period)
         if new > previous:
             up = (*up, TimedValue(now, new - previous))
         else:

@@ -21,6 +21,10 @@ from predictive_scaler.forecasting.forecast import FloatArray
 # at 100 % utilisation.
 PEAK_REPLICAS = 20
 PEAK_PERCENTILE = 99.9
+# Sizing reads a need within a billionth of a replica above a whole number as
+# that number; the accounting forgives the same sliver, or a policy sized
+# exactly for the load would "overload" by a floating-point rounding error.
+ROUNDING = 1e-9
 
 
 def default_capacity(load: FloatArray) -> float:
@@ -51,7 +55,7 @@ class ReplayConfig:
         """Replicas that carry ``load`` at ``utilisation`` of their capacity (at least 1)."""
         if not math.isfinite(load):
             return 1
-        return max(1, math.ceil(load / (self.capacity * utilisation) - 1e-9))
+        return max(1, math.ceil(load / (self.capacity * utilisation) - ROUNDING))
 
 
 class ReplayPolicy(Protocol):
@@ -149,11 +153,12 @@ def account(
     """
     scored = np.nan_to_num(load[config.start :], nan=0.0)
     shortfall = scored - ready * config.capacity
+    overloaded = shortfall > ROUNDING * config.capacity
     minutes_per_step = config.step_seconds / 60.0
     previous = np.concatenate(([initial], replicas[:-1]))
     return Outcome(
-        overload_minutes=float(np.count_nonzero(shortfall > 0) * minutes_per_step),
+        overload_minutes=float(np.count_nonzero(overloaded) * minutes_per_step),
         replica_minutes=float(replicas.sum() * minutes_per_step),
         scaling_actions=int(np.count_nonzero(replicas != previous)),
-        unserved=float(shortfall[shortfall > 0].sum()),
+        unserved=float(shortfall[overloaded].sum()),
     )

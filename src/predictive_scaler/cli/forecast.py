@@ -1,15 +1,14 @@
-"""The ``predictive-scaler`` command line."""
+"""``predictive-scaler forecast``: forecast the end of a load trace."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from predictive_scaler.cli.arguments import add_trace_arguments, load_trace, positive_int
 from predictive_scaler.forecasting import MODEL_NAMES, Auto, make_model
-from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_trace
 
 
 class ForecastStep(BaseModel):
@@ -39,46 +38,14 @@ class ForecastReport(BaseModel):
     notes: list[str]
 
 
-def parse_where(pairs: Sequence[str]) -> dict[str, str]:
-    where = {}
-    for pair in pairs:
-        column, separator, value = pair.partition("=")
-        if not separator or not column:
-            raise argparse.ArgumentTypeError(f"--where wants COLUMN=VALUE, got {pair!r}")
-        where[column] = value
-    return where
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="predictive-scaler",
-        description="Scale Kubernetes workloads ahead of their forecast load.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+def add_parser(commands: Any) -> None:
     forecast = commands.add_parser(
         "forecast",
         help="forecast a load trace with one model (or auto selection)",
         description="Forecast the end of a CSV load trace. Without --trace, a bundled "
         "3-day slice of the NASA HTTP 1995 trace is used.",
     )
-    forecast.add_argument("--trace", help="CSV file ('#' lines are comments; header first)")
-    forecast.add_argument(
-        "--column", help=f"value column (default for the bundled trace: {BUNDLED_COLUMN})"
-    )
-    forecast.add_argument(
-        "--where",
-        action="append",
-        default=[],
-        metavar="COLUMN=VALUE",
-        help="keep only rows where COLUMN equals VALUE (repeatable)",
-    )
+    add_trace_arguments(forecast)
     forecast.add_argument(
         "--model",
         default="auto",
@@ -98,19 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--history", type=positive_int, help="use only the last N points (default: all)"
     )
     forecast.add_argument("--json", action="store_true", help="print one JSON object")
-    return parser
+    forecast.set_defaults(run=run, render=render_forecast)
 
 
-def run_forecast(args: argparse.Namespace) -> ForecastReport:
-    if args.trace is None:
-        path, column = bundled_trace_path(), args.column or BUNDLED_COLUMN
-    elif args.column is None:
-        raise ValueError("--column is required with --trace")
-    else:
-        path, column = args.trace, args.column
+def run(args: argparse.Namespace) -> ForecastReport:
     if not 0.0 < args.level < 1.0:
         raise ValueError(f"--level must lie in (0, 1), got {args.level}")
-    trace = read_trace(path, column, parse_where(args.where))
+    trace = load_trace(args)
     values = trace.values[-args.history :] if args.history else trace.values
     params = {"season_length": args.season_length} if args.season_length else {}
     model = make_model(args.model, **params).fit(values)
@@ -136,8 +97,8 @@ def run_forecast(args: argparse.Namespace) -> ForecastReport:
         for k in range(forecast.horizon)
     ]
     return ForecastReport(
-        trace=str(path),
-        column=column,
+        trace=trace.source,
+        column=trace.column,
         points=len(values),
         step_seconds=trace.step_seconds,
         last_value=float(values[-1]),
@@ -169,19 +130,3 @@ def render_forecast(report: ForecastReport) -> str:
         ]
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        report = run_forecast(args)
-    except (OSError, ValueError, argparse.ArgumentTypeError) as error:
-        print(f"predictive-scaler {args.command}: error: {error}", file=sys.stderr)
-        return 2
-    print(report.model_dump_json(indent=2) if args.json else render_forecast(report))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

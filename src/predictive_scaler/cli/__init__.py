@@ -1,0 +1,38 @@
+"""The ``predictive-scaler`` command line: ``forecast`` and ``backtest``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from predictive_scaler.cli import backtest, forecast
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="predictive-scaler",
+        description="Scale Kubernetes workloads ahead of their forecast load.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    forecast.add_parser(commands)
+    backtest.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; bad input exits 2 with one line naming the problem."""
+    args = build_parser().parse_args(argv)
+    try:
+        report: BaseModel = args.run(args)
+    except (OSError, ValueError, argparse.ArgumentTypeError) as error:
+        print(f"predictive-scaler {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    print(report.model_dump_json(indent=2) if args.json else args.render(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

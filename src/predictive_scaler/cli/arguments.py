@@ -1,0 +1,69 @@
+"""Argument types shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+
+from predictive_scaler.traces import BUNDLED_COLUMN, Trace, bundled_trace_path, read_trace
+
+DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d)?$")
+UNIT_SECONDS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+
+
+def parse_where(pairs: Sequence[str]) -> dict[str, str]:
+    where = {}
+    for pair in pairs:
+        column, separator, value = pair.partition("=")
+        if not separator or not column:
+            raise argparse.ArgumentTypeError(f"--where wants COLUMN=VALUE, got {pair!r}")
+        where[column] = value
+    return where
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def duration_seconds(text: str) -> float:
+    """``90``, ``90s``, ``5m``, ``6h``, ``1d`` -> seconds (> 0)."""
+    match = DURATION.match(text.strip())
+    if match is None or float(match.group(1)) <= 0:
+        raise argparse.ArgumentTypeError(
+            f"want a positive duration such as 90s, 5m, 6h or 1d, got {text!r}"
+        )
+    return float(match.group(1)) * UNIT_SECONDS[match.group(2)]
+
+
+def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trace", help="CSV file ('#' lines are comments; header first)")
+    parser.add_argument(
+        "--column", help=f"value column (default for the bundled trace: {BUNDLED_COLUMN})"
+    )
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="COLUMN=VALUE",
+        help="keep only rows where COLUMN equals VALUE (repeatable)",
+    )
+
+
+def load_trace(args: argparse.Namespace) -> Trace:
+    """The trace the arguments name, or the bundled NASA slice without ``--trace``."""
+    if args.trace is None:
+        return read_trace(bundled_trace_path(), args.column or BUNDLED_COLUMN)
+    if args.column is None:
+        raise ValueError("--column is required with --trace")
+    return read_trace(args.trace, args.column, parse_where(args.where))

@@ -1,0 +1,250 @@
+"""``predictive-scaler backtest``: replay a load trace through predictive, hpa and oracle."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from tqdm import tqdm
+
+from predictive_scaler.cli.arguments import (
+    add_trace_arguments,
+    duration_seconds,
+    load_trace,
+    non_negative_int,
+    positive_int,
+)
+from predictive_scaler.forecasting import MODEL_NAMES
+from predictive_scaler.simulation import BacktestResult, BacktestSettings, Outcome, run_backtest
+from predictive_scaler.simulation.backtest import DEFAULT_HISTORY_SECONDS, DEFAULT_TARGET
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class OutcomeReport(Frozen):
+    overload_minutes: float
+    replica_minutes: float
+    scaling_actions: int
+    unserved: float
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> OutcomeReport:
+        return cls(**vars(outcome))
+
+
+class SweepPoint(OutcomeReport):
+    utilisation: float
+
+
+class MatchedReport(Frozen):
+    """Reductions against hpa at U = target (0.3 = 30 % fewer); null when they do not exist."""
+
+    overload_reduction_at_hpa_cost: float | None
+    cost_reduction_at_hpa_overload: float | None
+    overload_minutes_at_hpa_cost: float | None
+    replica_minutes_at_hpa_overload: float | None
+    notes: list[str]
+
+
+class BacktestReport(Frozen):
+    """What ``predictive-scaler backtest --json`` prints: one JSON object."""
+
+    trace: str
+    column: str
+    step_seconds: float
+    steps: int
+    scored_steps: int
+    capacity_per_replica: float
+    startup_steps: int
+    target_utilisation: float
+    interval: float
+    model: str
+    policies: dict[str, OutcomeReport]
+    matched: MatchedReport
+    # Cost of a policy over the oracle's at the target, and at 100 % utilisation.
+    cost_over_oracle: dict[str, float]
+    cost_over_oracle_at_full_utilisation: dict[str, float]
+    oracle_at_full_utilisation: OutcomeReport
+    sweeps: dict[str, list[SweepPoint]]
+    chosen_models: dict[str, int]
+
+
+def add_parser(commands: Any) -> None:
+    backtest = commands.add_parser(
+        "backtest",
+        help="replay a load trace through the predictive policy, the HPA and an oracle",
+        description="Replay a CSV load trace (design.md section 5): every policy decides "
+        "each step from the load before it; new replicas serve after --startup steps. "
+        "Without --trace, the bundled 3-day NASA HTTP slice is used.",
+    )
+    add_trace_arguments(backtest)
+    backtest.add_argument(
+        "--step", type=float, help="seconds per step (default: from the trace's t_seconds)"
+    )
+    backtest.add_argument(
+        "--startup",
+        type=non_negative_int,
+        default=2,
+        help="steps before a new replica serves (default 2)",
+    )
+    backtest.add_argument(
+        "--target",
+        type=float,
+        default=DEFAULT_TARGET,
+        help=f"target utilisation U in (0, 1] for every policy (default {DEFAULT_TARGET})",
+    )
+    backtest.add_argument(
+        "--model", default="auto", choices=MODEL_NAMES, help="forecasting model (default: auto)"
+    )
+    backtest.add_argument(
+        "--interval",
+        type=float,
+        default=0.9,
+        help="prediction-interval level whose upper bound is provisioned for (default 0.9)",
+    )
+    backtest.add_argument(
+        "--history",
+        type=duration_seconds,
+        default=DEFAULT_HISTORY_SECONDS,
+        help="history window each forecast sees, e.g. 6h (default 6h)",
+    )
+    backtest.add_argument(
+        "--season-length", type=positive_int, help="season in steps, for seasonal models"
+    )
+    backtest.add_argument(
+        "--steps", type=positive_int, help="replay only the first N steps of the trace"
+    )
+    backtest.add_argument("--json", action="store_true", help="print one JSON object")
+    backtest.add_argument("--plot", metavar="FILE.png", help="draw load and capacity to FILE")
+    backtest.set_defaults(run=run, render=render)
+
+
+def run(args: argparse.Namespace) -> BacktestReport:
+    if not 0.0 < args.target <= 1.0:
+        raise ValueError(f"--target must lie in (0, 1], got {args.target}")
+    if not 0.0 < args.interval < 1.0:
+        raise ValueError(f"--interval must lie in (0, 1), got {args.interval}")
+    if args.step is not None and args.step <= 0:
+        raise ValueError(f"--step must be > 0, got {args.step}")
+    if args.plot:
+        from predictive_scaler.cli.plot import require_matplotlib  # noqa: PLC0415
+
+        require_matplotlib()  # fail before a long replay, not after it
+    trace = load_trace(args)
+    load = trace.values[: args.steps] if args.steps else trace.values
+    step = args.step or trace.step_seconds
+    settings = BacktestSettings(
+        startup_steps=args.startup,
+        target=args.target,
+        interval=args.interval,
+        model=args.model,
+        history_seconds=args.history,
+        season_length=args.season_length,
+    )
+    with tqdm(
+        total=max(0, load.size - settings.history_steps(step)),
+        desc="forecasting",
+        unit="step",
+        disable=None,  # only on a terminal
+        leave=False,
+    ) as bar:
+
+        def advance(done: int, total: int) -> None:
+            bar.update(done - bar.n)
+
+        result = run_backtest(load, step, settings, progress=advance)
+    if args.plot:
+        from predictive_scaler.cli.plot import plot_backtest  # noqa: PLC0415
+
+        plot_backtest(load, result, args.plot, title=f"{trace.source} [{trace.column}]")
+    return report(result, trace.source, trace.column, load.size)
+
+
+def report(result: BacktestResult, source: str, column: str, steps: int) -> BacktestReport:
+    policies = {name: OutcomeReport.of(result.policies[name].outcome) for name in POLICIES}
+    oracle_full = result.policies["oracle_at_full_utilisation"].outcome
+    matched = result.matched
+    return BacktestReport(
+        trace=source,
+        column=column,
+        step_seconds=result.config.step_seconds,
+        steps=steps,
+        scored_steps=steps - result.config.start,
+        capacity_per_replica=result.config.capacity,
+        startup_steps=result.config.startup_steps,
+        target_utilisation=result.settings.target,
+        interval=result.settings.interval,
+        model=result.settings.model,
+        policies=policies,
+        matched=MatchedReport(
+            overload_reduction_at_hpa_cost=matched.overload_reduction_at_baseline_cost,
+            cost_reduction_at_hpa_overload=matched.cost_reduction_at_baseline_overload,
+            overload_minutes_at_hpa_cost=matched.overload_at_baseline_cost,
+            replica_minutes_at_hpa_overload=matched.cost_at_baseline_overload,
+            notes=list(matched.notes),
+        ),
+        cost_over_oracle={
+            name: policies[name].replica_minutes / policies["oracle"].replica_minutes
+            for name in ("predictive", "hpa")
+        },
+        cost_over_oracle_at_full_utilisation={
+            name: policies[name].replica_minutes / oracle_full.replica_minutes
+            for name in ("predictive", "hpa", "oracle")
+        },
+        oracle_at_full_utilisation=OutcomeReport.of(oracle_full),
+        sweeps={
+            "predictive": [sweep_point(r.utilisation, r.outcome) for r in result.predictive_sweep],
+            "hpa": [sweep_point(r.utilisation, r.outcome) for r in result.baseline_sweep],
+        },
+        chosen_models=dict(Counter(result.table.models).most_common()),
+    )
+
+
+POLICIES = ("predictive", "hpa", "oracle")
+
+
+def sweep_point(utilisation: float, outcome: Outcome) -> SweepPoint:
+    return SweepPoint(utilisation=utilisation, **vars(outcome))
+
+
+def percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.1%}".replace("+", "")
+
+
+def render(report: BacktestReport) -> str:
+    minutes = report.step_seconds / 60.0
+    lines = [
+        f"{report.trace} [{report.column}]: {report.steps} steps of {report.step_seconds:g}s, "
+        f"{report.scored_steps} scored ({report.scored_steps * minutes:.0f} min)",
+        f"capacity {report.capacity_per_replica:.4g} per replica per step (p99.9 / 20), "
+        f"start-up {report.startup_steps} steps, target utilisation {report.target_utilisation:g}, "
+        f"model {report.model}, interval {report.interval:.0%}",
+        "",
+        f"{'policy':<12} {'overload min':>13} {'replica-min':>12} {'actions':>8} "
+        f"{'unserved':>12} {'cost/oracle':>12} {'cost/oracle@100%':>17}",
+    ]
+    full = report.cost_over_oracle_at_full_utilisation
+    for name, outcome in [*report.policies.items()]:
+        over_oracle = report.cost_over_oracle.get(name, 1.0)
+        lines.append(
+            f"{name:<12} {outcome.overload_minutes:>13.0f} {outcome.replica_minutes:>12.0f} "
+            f"{outcome.scaling_actions:>8} {outcome.unserved:>12.4g} {over_oracle:>12.2f} "
+            f"{full[name]:>17.2f}"
+        )
+    matched = report.matched
+    lines += [
+        "",
+        "matched against hpa at the target utilisation (sweeping the predictive headroom):",
+        f"  overload minutes at hpa's cost:   {percent(matched.overload_reduction_at_hpa_cost)} "
+        "fewer",
+        f"  replica-minutes at hpa's overload: {percent(matched.cost_reduction_at_hpa_overload)} "
+        "fewer",
+    ]
+    lines += [f"  note: {note}" for note in matched.notes]
+    models = ", ".join(f"{name} {count}" for name, count in report.chosen_models.items())
+    lines += ["", f"models used (steps): {models}"]
+    return "\n".join(lines)

@@ -1,0 +1,146 @@
+"""``update``: new observations with the fitted parameters, and the schedule that uses it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictive_scaler.forecasting import (
+    MODEL_NAMES,
+    Forecast,
+    ForecastModel,
+    ScheduledSelection,
+    make_model,
+)
+from predictive_scaler.forecasting.models.arima import Arima
+from predictive_scaler.forecasting.models.smoothing import Holt
+from tests.conftest import seasonal_load
+
+SERIES = seasonal_load(300)
+
+
+def build(name: str) -> ForecastModel:
+    return make_model(name, season_length=24)
+
+
+def assert_valid(forecast: Forecast, h: int) -> None:
+    for values in (forecast.mean, forecast.lower, forecast.upper):
+        assert values.shape == (h,)
+        assert np.isfinite(values).all()
+        assert (values >= 0).all()
+    assert (forecast.lower <= forecast.mean).all()
+    assert (forecast.mean <= forecast.upper).all()
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_update_with_new_points_gives_a_valid_forecast_from_the_new_end(name: str) -> None:
+    model = build(name).fit(SERIES[:-5])
+    before = model.predict(4, 0.9)
+    assert model.update(SERIES) is model
+    assert not model.is_degraded, model.fallback_reason_
+    np.testing.assert_array_equal(model.y_, SERIES)
+    after = model.predict(4, 0.9)
+    assert_valid(after, 4)
+    assert after.model == name
+    assert after.level == 0.9
+    assert after.notes == ()
+    # The forecast starts from the new end of the series, not the old one.
+    assert not np.allclose(after.mean, before.mean)
+    # Nothing absurd: it stays within the range the series has shown.
+    assert SERIES.min() * 0.5 < after.mean[0] < SERIES.max() * 1.5
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_update_on_an_unfitted_model_is_fit(name: str) -> None:
+    updated = build(name).update(SERIES).predict(4, 0.9)
+    fitted = build(name).fit(SERIES).predict(4, 0.9)
+    np.testing.assert_allclose(updated.mean, fitted.mean, rtol=1e-12)
+    np.testing.assert_allclose(updated.lower, fitted.lower, rtol=1e-12)
+    np.testing.assert_allclose(updated.upper, fitted.upper, rtol=1e-12)
+
+
+def test_update_on_a_degraded_model_refits() -> None:
+    model = make_model("arima").fit(SERIES[:5])  # arima needs 10 points: naive stands in
+    assert model.is_degraded
+    model.update(SERIES)
+    assert not model.is_degraded
+    fresh = make_model("arima").fit(SERIES).predict(3)
+    np.testing.assert_allclose(model.predict(3).mean, fresh.mean, rtol=1e-9)
+
+
+def test_arima_update_keeps_its_parameters_and_moves_its_forecast() -> None:
+    model = make_model("arima").fit(SERIES[:-5])
+    assert isinstance(model, Arima)
+    params = np.array(model.results_.params, copy=True)
+    order = model.order_
+    before = model.predict(3, 0.9)
+    model.update(SERIES)
+    np.testing.assert_array_equal(np.asarray(model.results_.params), params)
+    assert model.order_ == order
+    after = model.predict(3, 0.9)
+    assert not np.allclose(after.mean, before.mean)
+    # A refit on the same data would estimate new parameters: update did not refit.
+    refit = make_model("arima").fit(SERIES)
+    assert isinstance(refit, Arima)
+    assert not np.allclose(np.asarray(refit.results_.params), params)
+
+
+def test_holt_update_keeps_its_parameters() -> None:
+    model = make_model("holt").fit(SERIES[:-5])
+    assert isinstance(model, Holt)
+    params = np.array(model.results_.params, copy=True)
+    before = model.predict(3)
+    model.update(SERIES)
+    np.testing.assert_array_equal(np.asarray(model.results_.params), params)
+    assert not np.allclose(model.predict(3).mean, before.mean)
+
+
+# --- ScheduledSelection -------------------------------------------------------------------
+
+
+def test_scheduled_selection_refits_only_after_refresh_seconds() -> None:
+    selection = ScheduledSelection("brown", refresh_seconds=600.0)
+    first = selection.forecast(SERIES[:200], 3, 0.9, now=0.0)
+    fitted = selection.fitted
+    assert selection.fitted_at == 0.0
+    assert selection.chosen == "brown"
+    # Before 600 s: the same fitted model, updated with the new points.
+    second = selection.forecast(SERIES[:201], 3, 0.9, now=599.0)
+    assert selection.fitted is fitted
+    assert selection.fitted_at == 0.0
+    assert fitted is not None
+    assert fitted.y_.size == 201
+    assert not np.allclose(second.mean, first.mean)
+    # At 600 s: a new model, fitted now.
+    selection.forecast(SERIES[:202], 3, 0.9, now=600.0)
+    assert selection.fitted is not fitted
+    assert selection.fitted_at == 600.0
+
+
+def test_scheduled_selection_reselects_for_a_longer_horizon() -> None:
+    selection = ScheduledSelection("auto", candidates=["naive", "brown"], refresh_seconds=3600.0)
+    selection.forecast(SERIES[:200], 3, 0.9, now=0.0)
+    chosen = selection.selection
+    assert chosen is not None
+    assert chosen.horizon == 3
+    # Same or shorter horizon within the refresh time: the selection is kept.
+    selection.forecast(SERIES[:201], 2, 0.9, now=60.0)
+    assert selection.selection is chosen
+    assert selection.fitted_at == 0.0
+    # A longer horizon than the backtest measured: select again, now.
+    forecast = selection.forecast(SERIES[:202], 5, 0.9, now=120.0)
+    assert selection.selection is not chosen
+    assert selection.selection is not None
+    assert selection.selection.horizon == 5
+    assert selection.fitted_at == 120.0
+    assert selection.chosen in {"naive", "brown"}
+    assert_valid(forecast, 5)
+
+
+def test_scheduled_selection_refuses_bad_settings_and_data() -> None:
+    with pytest.raises(ValueError, match="refresh_seconds"):
+        ScheduledSelection("brown", refresh_seconds=0.0)
+    with pytest.raises(ValueError, match="unknown model 'nope'"):
+        ScheduledSelection("nope")
+    with pytest.raises(ValueError, match="finite"):
+        ScheduledSelection("brown").forecast([np.nan, np.inf], 2, 0.9, now=0.0)

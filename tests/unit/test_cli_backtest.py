@@ -1,0 +1,91 @@
+"""``predictive-scaler backtest`` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from predictive_scaler.cli import main
+
+OUTCOME_KEYS = {"overload_minutes", "replica_minutes", "scaling_actions", "unserved"}
+
+
+def backtest_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+    assert main(["backtest", *args, "--json"]) == 0
+    report: dict[str, object] = json.loads(capsys.readouterr().out)
+    return report
+
+
+def write_trace(path: Path, values: np.ndarray, step: int = 60) -> Path:
+    lines = ["# a hand-made trace: comments first, then the header", "t_seconds,load"]
+    lines += [f"{i * step},{value:.3f}" for i, value in enumerate(values)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_json_has_every_policy_and_the_matched_comparison(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = backtest_json(capsys, "--steps", "600", "--model", "brown", "--startup", "2")
+    policies = report["policies"]
+    assert isinstance(policies, dict)
+    assert set(policies) == {"predictive", "hpa", "oracle"}
+    for outcome in policies.values():
+        assert set(outcome) == OUTCOME_KEYS
+        assert outcome["replica_minutes"] > 0
+    assert policies["oracle"]["overload_minutes"] == 0
+    matched = report["matched"]
+    assert isinstance(matched, dict)
+    assert {"overload_reduction_at_hpa_cost", "cost_reduction_at_hpa_overload"} <= set(matched)
+    assert report["scored_steps"] == 600 - 360  # 6 h of one-minute history comes first
+    assert report["chosen_models"] == {"brown": 240}
+
+
+def test_a_csv_trace_with_its_own_step_and_a_plot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = np.arange(400)
+    trace = write_trace(tmp_path / "load.csv", 100 + 50 * np.sin(2 * np.pi * t / 100))
+    plot = tmp_path / "replay.png"
+    report = backtest_json(
+        capsys,
+        "--trace", str(trace), "--column", "load", "--step", "30", "--history", "1h",
+        "--model", "holt", "--plot", str(plot),
+    )  # fmt: skip
+    assert report["step_seconds"] == 30.0
+    assert report["scored_steps"] == 400 - 120  # one hour of 30 s steps
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_text_report_names_each_policy(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["backtest", "--steps", "500", "--model", "naive"]) == 0
+    text = capsys.readouterr().out
+    for name in ("predictive", "hpa", "oracle", "overload minutes at hpa's cost"):
+        assert name in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--target", "1.5"], "--target must lie in (0, 1]"),
+        (["--interval", "1"], "--interval must lie in (0, 1)"),
+        (["--trace", "missing.csv", "--column", "x"], "missing.csv"),
+        (["--column", "no_such_column"], "no column 'no_such_column'"),
+        (["--steps", "100"], "the backtest needs more than 360"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_problem(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["backtest", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_unparsable_history_is_refused_by_argparse(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["backtest", "--history", "six hours"])
+    assert exit_info.value.code == 2
+    assert "positive duration" in capsys.readouterr().err
