@@ -67,30 +67,32 @@ class Deseasonalized(ForecastModel):
         return Deseasonalized(inner, self.season_length, self.robust)
 
     def _fit(self, y: FloatArray) -> FloatArray:
-        self.profile_: FloatArray | None = None
-        self.shift_ = 0.0
-        adjusted = y
-        if y.size >= 2 * self.season_length:
-            self.profile_ = self._seasonal_profile(y)
-            adjusted = y - self.profile_[self._phases(0, y.size)]
-            self.shift_ = max(0.0, -float(adjusted.min()))
-        self.model_ = self.model.clone().fit(adjusted + self.shift_)
+        self.model_ = self.model.clone().fit(self._adjust(y))
         if self.model_.is_degraded:
             raise ValueError(self.model_.fallback_reason_)
         return self.model_.residuals_
 
     def _update(self, y: FloatArray) -> FloatArray:
         # The profile is indexed from the series' end, which has moved: redo
-        # STL (milliseconds), and let the inner model keep its parameters.
-        adjusted, self.shift_ = y, 0.0
-        if self.profile_ is not None:
-            self.profile_ = self._seasonal_profile(y)
-            adjusted = y - self.profile_[self._phases(0, y.size)]
-            self.shift_ = max(0.0, -float(adjusted.min()))
-        self.model_.update(adjusted + self.shift_)
+        # STL (milliseconds); the inner model keeps its parameters.
+        self.model_.update(self._adjust(y))
         if self.model_.is_degraded:
             raise ValueError(self.model_.fallback_reason_)
         return self.model_.residuals_
+
+    def _adjust(self, y: FloatArray) -> FloatArray:
+        """``y`` without its seasonal profile, shifted to stay non-negative.
+
+        Sets ``profile_`` (None below two seasons) and ``shift_``.
+        """
+        self.profile_: FloatArray | None = None
+        self.shift_ = 0.0
+        if y.size < 2 * self.season_length:
+            return y
+        self.profile_ = self._seasonal_profile(y)
+        adjusted = y - self.profile_[self._phases(0, y.size)]
+        self.shift_ = max(0.0, -float(adjusted.min()))
+        return np.asarray(adjusted + self.shift_, dtype=np.float64)
 
     def _phases(self, start: int, stop: int) -> FloatArray:
         """Position in the season of steps start..stop-1, counted from the series' end."""

@@ -62,3 +62,11 @@ def test_a_seasonal_dip_below_the_trend_keeps_the_forecast_non_negative() -> Non
     forecast = make_model("holt+stl", season_length=SEASON).fit(spiky).predict(SEASON)
     assert (forecast.lower >= 0).all()
     assert forecast.mean[:3].min() > forecast.mean[3:].max()
+
+
+def test_an_update_starts_using_the_season_once_two_seasons_are_in_the_window() -> None:
+    y = seasonal_load(24 * 4)
+    model = make_model("holt+stl", season_length=SEASON).fit(y[: SEASON + 5])
+    assert model.profile_ is None  # type: ignore[attr-defined]
+    model.update(y)
+    assert model.profile_ is not None  # type: ignore[attr-defined]
