@@ -168,6 +168,34 @@ def _changed_within(period_seconds: int, events: tuple[TimedValue, ...], now: fl
     return sum(event.value for event in events if event.time > cutoff)
 
 
+def _proposals(
+    rules: ScalingRules,
+    current: int,
+    up_events: tuple[TimedValue, ...],
+    down_events: tuple[TimedValue, ...],
+    now: float,
+    *,
+    up: bool,
+) -> list[int]:
+    """Each policy's bound, from the replicas at the start of its period."""
+    proposals = []
+    for policy in rules.policies:
+        period_start = (
+            current
+            - _changed_within(policy.period_seconds, up_events, now)
+            + _changed_within(policy.period_seconds, down_events, now)
+        )
+        if policy.type is PolicyType.PODS:
+            proposals.append(period_start + policy.value if up else period_start - policy.value)
+        elif up:
+            # Rounded up, or a small target could never grow by a percentage.
+            proposals.append(math.ceil(period_start * (1 + policy.value / 100)))
+        else:
+            # Truncated like Go's int32(): the replicas removed round up.
+            proposals.append(int(period_start * (1 - policy.value / 100)))
+    return proposals
+
+
 def scale_up_limit(
     rules: ScalingRules,
     current: int,
@@ -178,18 +206,7 @@ def scale_up_limit(
     """Most replicas the policies allow now (``calculateScaleUpLimitWithScalingRules``)."""
     if rules.select_policy is SelectPolicy.DISABLED:
         return current
-    proposals = []
-    for policy in rules.policies:
-        period_start = (
-            current
-            - _changed_within(policy.period_seconds, up_events, now)
-            + _changed_within(policy.period_seconds, down_events, now)
-        )
-        if policy.type is PolicyType.PODS:
-            proposals.append(period_start + policy.value)
-        else:
-            # Rounded up, or a small target could never grow by a percentage.
-            proposals.append(math.ceil(period_start * (1 + policy.value / 100)))
+    proposals = _proposals(rules, current, up_events, down_events, now, up=True)
     return min(proposals) if rules.select_policy is SelectPolicy.MIN else max(proposals)
 
 
@@ -203,18 +220,7 @@ def scale_down_limit(
     """Fewest replicas the policies allow now (``calculateScaleDownLimitWithBehaviors``)."""
     if rules.select_policy is SelectPolicy.DISABLED:
         return current
-    proposals = []
-    for policy in rules.policies:
-        period_start = (
-            current
-            - _changed_within(policy.period_seconds, up_events, now)
-            + _changed_within(policy.period_seconds, down_events, now)
-        )
-        if policy.type is PolicyType.PODS:
-            proposals.append(period_start - policy.value)
-        else:
-            # Truncated like Go's int32(): the replicas removed round up.
-            proposals.append(int(period_start * (1 - policy.value / 100)))
+    proposals = _proposals(rules, current, up_events, down_events, now, up=False)
     return max(proposals) if rules.select_policy is SelectPolicy.MIN else min(proposals)
 
 
