@@ -10,6 +10,7 @@ min/max). The reactive baseline of the replay simulator runs this very code.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from enum import StrEnum
@@ -196,32 +197,32 @@ def _proposals(
     return proposals
 
 
-def scale_up_limit(
+def policy_limit(
     rules: ScalingRules,
     current: int,
     up_events: tuple[TimedValue, ...],
     down_events: tuple[TimedValue, ...],
     now: float,
+    *,
+    up: bool,
 ) -> int:
-    """Most replicas the policies allow now (``calculateScaleUpLimitWithScalingRules``)."""
+    """The bound the policies set now: most replicas when ``up``, else fewest.
+
+    As ``calculateScaleUpLimitWithScalingRules`` and
+    ``calculateScaleDownLimitWithBehaviors``: ``Max`` picks the policy that
+    allows the biggest change, ``Min`` the smallest, ``Disabled`` none.
+    """
     if rules.select_policy is SelectPolicy.DISABLED:
         return current
-    proposals = _proposals(rules, current, up_events, down_events, now, up=True)
-    return min(proposals) if rules.select_policy is SelectPolicy.MIN else max(proposals)
+    proposals = _proposals(rules, current, up_events, down_events, now, up=up)
+    biggest_change = max if up else min
+    smallest_change = min if up else max
+    pick = smallest_change if rules.select_policy is SelectPolicy.MIN else biggest_change
+    return pick(proposals)
 
 
-def scale_down_limit(
-    rules: ScalingRules,
-    current: int,
-    up_events: tuple[TimedValue, ...],
-    down_events: tuple[TimedValue, ...],
-    now: float,
-) -> int:
-    """Fewest replicas the policies allow now (``calculateScaleDownLimitWithBehaviors``)."""
-    if rules.select_policy is SelectPolicy.DISABLED:
-        return current
-    proposals = _proposals(rules, current, up_events, down_events, now, up=False)
-    return max(proposals) if rules.select_policy is SelectPolicy.MIN else min(proposals)
+scale_up_limit = functools.partial(policy_limit, up=True)
+scale_down_limit = functools.partial(policy_limit, up=False)
 
 
 def limit_rate(
