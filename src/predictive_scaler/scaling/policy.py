@@ -13,7 +13,6 @@ import numpy as np
 
 from predictive_scaler.forecasting import Forecast
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.scaling.behavior import limit_rate, stabilize
 from predictive_scaler.scaling.spec import ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
 
@@ -164,21 +163,13 @@ def decide(
         reasons.append(f"reactive floor: the current load {history.latest:.4g} needs {floor}")
 
     behavior = spec.behavior
-    stable = stabilize(behavior, state.recommendations, current_replicas, proposal, now)
+    stable, rate = state.normalize(
+        behavior, current_replicas, proposal, min_replicas=lowest, max_replicas=highest, now=now
+    )
     limit: str | None = None
     if stable.replicas != proposal:
         limit = stable.reason
         reasons.append(stable.message)
-    rate = limit_rate(
-        behavior,
-        current_replicas,
-        stable.replicas,
-        min_replicas=lowest,
-        max_replicas=highest,
-        up_events=state.scale_up_events,
-        down_events=state.scale_down_events,
-        now=now,
-    )
     if rate.replicas != stable.replicas:
         limit = rate.reason
         reasons.append(rate.message)

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from predictive_scaler.scaling.behavior import Behavior, TimedValue
+from predictive_scaler.scaling.behavior import Behavior, Limited, TimedValue, limit_rate, stabilize
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,30 @@ class ScalingState:
     scale_up_events: tuple[TimedValue, ...] = ()
     scale_down_events: tuple[TimedValue, ...] = ()
     last_scale_time: float | None = None
+
+    def normalize(
+        self,
+        behavior: Behavior,
+        current: int,
+        proposal: int,
+        *,
+        min_replicas: int,
+        max_replicas: int,
+        now: float,
+    ) -> tuple[Limited, Limited]:
+        """HPA normalisation of a proposal: (stabilised, then rate-limited and clamped)."""
+        stable = stabilize(behavior, self.recommendations, current, proposal, now)
+        rate = limit_rate(
+            behavior,
+            current,
+            stable.replicas,
+            min_replicas=min_replicas,
+            max_replicas=max_replicas,
+            up_events=self.scale_up_events,
+            down_events=self.scale_down_events,
+            now=now,
+        )
+        return stable, rate
 
     def with_recommendation(self, behavior: Behavior, now: float, replicas: int) -> ScalingState:
         window = max(

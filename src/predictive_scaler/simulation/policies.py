@@ -8,7 +8,6 @@ import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling import Behavior, LoadHistory, ScalingSpec, ScalingState, decide
-from predictive_scaler.scaling.behavior import limit_rate, stabilize
 from predictive_scaler.scaling.policy import Forecaster
 from predictive_scaler.simulation.replay import ReplayConfig
 
@@ -63,17 +62,14 @@ class HpaPolicy:
         now = t * self.config.step_seconds
         proposal = self._proposal(last, replicas, ready_before)
         state = self.state
-        stable = stabilize(self.behavior, state.recommendations, replicas, proposal, now)
-        desired = limit_rate(
+        desired = state.normalize(
             self.behavior,
             replicas,
-            stable.replicas,
+            proposal,
             min_replicas=1,
             max_replicas=UNBOUNDED_REPLICAS,
-            up_events=state.scale_up_events,
-            down_events=state.scale_down_events,
             now=now,
-        ).replicas
+        )[1].replicas
         state = state.with_recommendation(self.behavior, now, proposal)
         self.state = state.after_scale(self.behavior, now, replicas, desired)
         return desired
