@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 # autoscaling/v2 validation limits.
 MAX_PERIOD_SECONDS = 1800
@@ -94,7 +94,7 @@ class Behavior(ApiModel):
             ("scaleUp", DEFAULT_SCALE_UP),
             ("scaleDown", DEFAULT_SCALE_DOWN),
         ):
-            given = filled.pop(direction, filled.pop(_snake(direction), None))
+            given = filled.pop(direction, filled.pop(to_snake(direction), None))
             if isinstance(given, ScalingRules):
                 filled[direction] = given
                 continue
@@ -104,12 +104,12 @@ class Behavior(ApiModel):
         return filled
 
 
-def _snake(name: str) -> str:
-    return "".join(f"_{char.lower()}" if char.isupper() else char for char in name)
-
-
 def _camel(name: str) -> str:
     return to_camel(name) if "_" in name else name
+
+
+# HPA's defaults for both directions; frozen, so one instance serves every caller.
+DEFAULT_BEHAVIOR = Behavior.model_validate({})
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,13 @@ from typing import Self
 
 from pydantic import Field, model_validator
 
-from predictive_scaler.scaling.behavior import ApiModel, Behavior
+from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, ApiModel, Behavior
 
 # The most replicas a Kubernetes scale subresource can hold (int32).
 MAX_REPLICAS = 2**31 - 1
+# A need within this sliver above a whole number of replicas (or steps) is
+# that number: float division must not buy a replica for a rounding error.
+ROUNDING = 1e-9
 
 
 class ScalingSpec(ApiModel):
@@ -27,7 +30,7 @@ class ScalingSpec(ApiModel):
     target_per_replica: float = Field(gt=0, allow_inf_nan=False)
     lead_time_seconds: float = Field(default=120.0, ge=0, allow_inf_nan=False)
     interval: float = Field(default=0.9, gt=0, lt=1)
-    behavior: Behavior = Field(default_factory=lambda: Behavior.model_validate({}))
+    behavior: Behavior = DEFAULT_BEHAVIOR
 
     @model_validator(mode="after")
     def _min_within_max(self) -> Self:
@@ -44,7 +47,7 @@ class ScalingSpec(ApiModel):
         Replicas added now serve from one lead time on, and must carry the
         load until the next decision's replicas are ready.
         """
-        return math.ceil(self.lead_time_seconds / step_seconds - 1e-9) + 1
+        return math.ceil(self.lead_time_seconds / step_seconds - ROUNDING) + 1
 
     def replicas_for(self, load: float) -> int:
         """Replicas needed to carry ``load`` at ``targetPerReplica`` each."""
@@ -52,4 +55,4 @@ class ScalingSpec(ApiModel):
         # +/-inf) asks for 0 or "more than any workload runs" instead of
         # raising OverflowError.
         ratio = min(max(load / self.target_per_replica, 0.0), MAX_REPLICAS)
-        return max(0, math.ceil(ratio - 1e-9))
+        return max(0, math.ceil(ratio - ROUNDING))

@@ -64,6 +64,17 @@ class ForecastTable:
         return self.at(t, horizon, level)
 
 
+def history_before(
+    load: FloatArray, t: int, history_steps: int, step_seconds: float
+) -> LoadHistory:
+    """What a decision at step ``t`` sees: the last ``history_steps`` samples before ``t``.
+
+    The forecast table and the predictive policy both use it, so the table
+    holds exactly the forecasts the policy would have made.
+    """
+    return LoadHistory(load[max(0, t - history_steps) : t], step_seconds, (t - 1) * step_seconds)
+
+
 def forecast_trace(
     load: FloatArray,
     *,
@@ -81,9 +92,7 @@ def forecast_trace(
     lower, upper = mean.copy(), mean.copy()
     models: list[str] = []
     for row, t in enumerate(range(start, load.size)):
-        history = LoadHistory(
-            load[max(0, t - history_steps) : t], step_seconds, (t - 1) * step_seconds
-        )
+        history = history_before(load, t, history_steps, step_seconds)
         model = "none"
         if history.problem(t * step_seconds) is None:
             forecast = forecaster.forecast(history.values, horizon, level, t * step_seconds)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.scaling import Behavior, LoadHistory, ScalingSpec, ScalingState, decide
+from predictive_scaler.scaling import (
+    DEFAULT_BEHAVIOR,
+    Behavior,
+    ScalingSpec,
+    ScalingState,
+    decide,
+)
 from predictive_scaler.scaling.policy import Forecaster
+from predictive_scaler.simulation.forecasts import history_before
 from predictive_scaler.simulation.replay import ReplayConfig
 
 # The HPA controller's default --horizontal-pod-autoscaler-tolerance.
@@ -38,7 +43,7 @@ class HpaPolicy:
         self.config = config
         self.utilisation = utilisation
         self.tolerance = tolerance
-        self.behavior = behavior or Behavior.model_validate({})
+        self.behavior = behavior or DEFAULT_BEHAVIOR
         self.state = ScalingState()
 
     def _proposal(self, last: float, replicas: int, ready: int) -> int:
@@ -86,10 +91,8 @@ class OraclePolicy:
         self.utilisation = utilisation
 
     def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
-        ahead = self.load[t : t + self.config.startup_steps + 1]
-        finite = ahead[np.isfinite(ahead)]
-        return self.config.replicas_for(
-            float(finite.max()) if finite.size else 0.0, self.utilisation
+        return self.config.peak_need(
+            self.load[t : t + self.config.startup_steps + 1], self.utilisation
         )
 
 
@@ -118,13 +121,13 @@ class PredictivePolicy:
             target_per_replica=config.capacity * utilisation,
             lead_time_seconds=config.startup_steps * config.step_seconds,
             interval=interval,
-            behavior=behavior or Behavior.model_validate({}),
+            behavior=behavior or DEFAULT_BEHAVIOR,
         )
         self.state = ScalingState()
 
     def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
         step = self.config.step_seconds
-        history = LoadHistory(observed[-self.history_steps :], step, (t - 1) * step)
+        history = history_before(observed, t, self.history_steps, step)
         now = t * step
         decision = decide(
             self.spec, history, replicas, self.state, now=now, forecaster=self.forecaster

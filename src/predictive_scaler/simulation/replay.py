@@ -16,15 +16,12 @@ from typing import Protocol
 import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.scaling.spec import ROUNDING
 
 # Default capacity: the 99.9th percentile of the load needs this many replicas
 # at 100 % utilisation.
 PEAK_REPLICAS = 20
 PEAK_PERCENTILE = 99.9
-# Sizing reads a need within a billionth of a replica above a whole number as
-# that number; the accounting forgives the same sliver, or a policy sized
-# exactly for the load would "overload" by a floating-point rounding error.
-ROUNDING = 1e-9
 
 
 def default_capacity(load: FloatArray) -> float:
@@ -51,11 +48,12 @@ class ReplayConfig:
         if self.startup_steps < 0 or self.start < 1:
             raise ValueError("startup_steps must be >= 0 and start >= 1")
 
-    def replicas_for(self, load: float, utilisation: float) -> int:
-        """Replicas that carry ``load`` at ``utilisation`` of their capacity (at least 1)."""
-        if not math.isfinite(load):
+    def peak_need(self, window: FloatArray, utilisation: float) -> int:
+        """Replicas that carry the peak of ``window`` at ``utilisation`` (at least 1)."""
+        finite = window[np.isfinite(window)]
+        if finite.size == 0:
             return 1
-        return max(1, math.ceil(load / (self.capacity * utilisation) - ROUNDING))
+        return max(1, math.ceil(float(finite.max()) / (self.capacity * utilisation) - ROUNDING))
 
 
 class ReplayPolicy(Protocol):
@@ -114,9 +112,9 @@ class Fleet:
 
 def initial_replicas(load: FloatArray, config: ReplayConfig, utilisation: float) -> int:
     """What every policy starts with: enough ready replicas for the first start-up period."""
-    first = load[config.start : config.start + config.startup_steps + 1]
-    finite = first[np.isfinite(first)]
-    return config.replicas_for(float(finite.max()) if finite.size else math.nan, utilisation)
+    return config.peak_need(
+        load[config.start : config.start + config.startup_steps + 1], utilisation
+    )
 
 
 def replay(load: FloatArray, policy: ReplayPolicy, config: ReplayConfig) -> ReplayResult:
@@ -153,6 +151,8 @@ def account(
     """
     scored = np.nan_to_num(load[config.start :], nan=0.0)
     shortfall = scored - ready * config.capacity
+    # The sizing's rounding sliver is forgiven here too, or a policy sized
+    # exactly for the load would "overload" by a floating-point error.
     overloaded = shortfall > ROUNDING * config.capacity
     minutes_per_step = config.step_seconds / 60.0
     previous = np.concatenate(([initial], replicas[:-1]))
