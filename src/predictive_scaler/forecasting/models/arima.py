@@ -93,12 +93,15 @@ class Arima(ForecastModel):
         self.information_criterion_, self.order_, self.results_ = lowest_criterion(
             self.candidate_orders(window), fit, self.criterion
         )
-        # The first 1 + d residuals measure the diffuse start, not the model.
-        return np.asarray(self.results_.resid, dtype=np.float64)[1 + self.order_[1] :]
+        return self._residuals()
 
     def _update(self, y: FloatArray) -> FloatArray:
         # Kalman filter only, with the fitted parameters: ~3 ms instead of ~50.
         self.results_ = self.results_.apply(y[-self.max_window :])
+        return self._residuals()
+
+    def _residuals(self) -> FloatArray:
+        # The first 1 + d residuals measure the diffuse start, not the model.
         return np.asarray(self.results_.resid, dtype=np.float64)[1 + self.order_[1] :]
 
     def _predict_mean(self, h: int) -> FloatArray:
@@ -181,26 +184,31 @@ class ArimaRbf(ForecastModel):
 
     def _fit(self, y: FloatArray) -> FloatArray:
         self.arima_ = self.arima.clone().fit(y)
-        if self.arima_.is_degraded:
-            raise ValueError(self.arima_.fallback_reason_)
-        residuals = self.arima_.residuals_
+        residuals = self._linear_residuals()
         self.network_: Pipeline | None = None
-        if residuals.size < self.lags + 2 * self.n_centers:
-            return residuals
-        features, targets = lagged(residuals, self.lags)
-        self.network_ = make_pipeline(
-            GaussianRbfFeatures(self.n_centers, self.random_state), Ridge(alpha=self.ridge_alpha)
-        ).fit(features, targets)
-        self.recent_residuals_ = residuals[-self.lags :]
-        return np.asarray(targets - self.network_.predict(features), dtype=np.float64)
+        if residuals.size >= self.lags + 2 * self.n_centers:
+            self.network_ = make_pipeline(
+                GaussianRbfFeatures(self.n_centers, self.random_state),
+                Ridge(alpha=self.ridge_alpha),
+            ).fit(*lagged(residuals, self.lags))
+        return self._network_residuals(residuals)
 
     def _update(self, y: FloatArray) -> FloatArray:
+        # ARIMA filters with its parameters; the network keeps its weights.
         self.arima_.update(y)
+        residuals = self._linear_residuals()
+        if residuals.size <= self.lags:
+            self.network_ = None
+        return self._network_residuals(residuals)
+
+    def _linear_residuals(self) -> FloatArray:
         if self.arima_.is_degraded:
             raise ValueError(self.arima_.fallback_reason_)
-        residuals = self.arima_.residuals_
-        if self.network_ is None or residuals.size <= self.lags:
-            self.network_ = None
+        return self.arima_.residuals_
+
+    def _network_residuals(self, residuals: FloatArray) -> FloatArray:
+        """What is left after the network: the model's one-step residuals."""
+        if self.network_ is None:
             return residuals
         features, targets = lagged(residuals, self.lags)
         self.recent_residuals_ = residuals[-self.lags :]

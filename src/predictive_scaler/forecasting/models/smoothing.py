@@ -57,21 +57,16 @@ EtsConfig = tuple[str | None, bool]
 ETS_CONFIGS: tuple[EtsConfig, ...] = ((None, False), ("add", False), ("add", True))
 
 
-def fit_ets(y: FloatArray, max_window: int, config: EtsConfig, start_params: Any = None) -> Any:
+def ets_model(y: FloatArray, max_window: int, config: EtsConfig) -> ETSModel:
     """statsmodels ETS (additive error) on the last ``max_window`` points."""
     # A pandas Series, because statsmodels' ETS prediction intervals index
     # their result by the input's index and fail on a bare ndarray.
-    window = pd.Series(y[-max_window:])
     trend, damped = config
-    model = ETSModel(window, error="add", trend=trend, damped_trend=damped)
-    return model.fit(disp=False, start_params=start_params)
+    return ETSModel(pd.Series(y[-max_window:]), error="add", trend=trend, damped_trend=damped)
 
 
-def smooth_ets(y: FloatArray, max_window: int, config: EtsConfig, params: Any) -> Any:
-    """The ETS filter over the last ``max_window`` points with given parameters (no fit)."""
-    trend, damped = config
-    model = ETSModel(pd.Series(y[-max_window:]), error="add", trend=trend, damped_trend=damped)
-    return model.smooth(params)
+def fit_ets(y: FloatArray, max_window: int, config: EtsConfig, start_params: Any = None) -> Any:
+    return ets_model(y, max_window, config).fit(disp=False, start_params=start_params)
 
 
 class StateSpaceSmoothing(ForecastModel):
@@ -90,7 +85,8 @@ class StateSpaceSmoothing(ForecastModel):
         raise NotImplementedError
 
     def _update(self, y: FloatArray) -> FloatArray:
-        self.results_ = smooth_ets(y, self.max_window, self._config(), self.results_.params)
+        # The filter alone, with the fitted parameters (no optimisation).
+        self.results_ = ets_model(y, self.max_window, self._config()).smooth(self.results_.params)
         return np.asarray(self.results_.resid, dtype=np.float64)
 
     def _predict_mean(self, h: int) -> FloatArray:
