@@ -7,11 +7,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 CODE := src tests benchmarks
 
-.PHONY: help demo test lint typecheck unit bench bench-forecasting bench-scaling clean
+.PHONY: help demo test lint typecheck unit bench bench-forecasting bench-scaling clean \
+	cluster-build cluster-up cluster-down cluster-status
 
 help:
 	@echo "make demo   - forecast the bundled NASA trace slice with auto model selection"
-	@echo "make test   - lint, type-check, check layers and run every test"
+	@echo "make test   - lint, type-check, check layers, build the local cluster's binaries"
+	@echo "              when missing, and run every test (unit, integration, e2e)"
+	@echo "make cluster-up / cluster-status / cluster-down - the local control plane (hack/cluster)"
 	@echo "make bench  - forecasting and scaling benchmarks; write BENCHMARKS.md (needs ../shared/traces)"
 
 $(STAMP): pyproject.toml
@@ -34,7 +37,23 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest -m unit
 
-test: lint typecheck
+# Built once into the cache outside the repo (see hack/cluster build --help);
+# a separate step so a cold build shows its progress instead of a silent pytest.
+cluster-build: $(STAMP)
+	$(BIN)/python -m predictive_scaler.localcluster build
+
+cluster-up: $(STAMP)
+	$(BIN)/python -m predictive_scaler.localcluster up
+
+cluster-down: $(STAMP)
+	$(BIN)/python -m predictive_scaler.localcluster down
+
+cluster-status: $(STAMP)
+	$(BIN)/python -m predictive_scaler.localcluster status
+
+# Integration and e2e tests reuse a cluster that `make cluster-up` started, or
+# start one for the session and stop it at the end.
+test: lint typecheck cluster-build
 	$(BIN)/pytest
 
 bench: bench-forecasting bench-scaling

@@ -14,6 +14,9 @@ from predictive_scaler.forecasting.forecast import FloatArray
 settings.register_profile("project", derandomize=True, deadline=None, print_blob=True)
 settings.load_profile("project")
 
+# Fixtures of the local control plane; a test that asks for none of them starts nothing.
+pytest_plugins = ["tests.fixtures.cluster"]
+
 SHARED_TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 MARKERS_BY_FOLDER = {
     "unit": pytest.mark.unit,

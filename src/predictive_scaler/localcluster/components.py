@@ -1,0 +1,157 @@
+"""What the local control plane is made of: pinned versions and where each binary lives.
+
+Every binary is built from the Go module proxy into a cache directory outside the
+repository, in a folder named after its version, so a version bump builds anew
+and an unchanged version is reused.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+KUBERNETES_VERSION = "v1.36.3"
+ETCD_VERSION = "v3.6.16"
+KWOK_VERSION = "v0.8.0"
+HELM_VERSION = "v3.22.0"
+
+CACHE_ENV = "PREDICTIVE_SCALER_CACHE"
+
+
+@dataclass(frozen=True)
+class GoBuild:
+    """One builder module: a main module that requires `module` and builds `packages`."""
+
+    name: str
+    module: str
+    version: str
+    packages: tuple[str, ...]
+    ldflags: tuple[str, ...] = ()
+    # Files of the module's own release copied beside the binaries (kwok's stages).
+    release_files: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}-{self.version}"
+
+    def installed_files(self) -> tuple[str, ...]:
+        return self.binaries_named() + tuple(Path(f).name for f in self.release_files)
+
+    def binaries_named(self) -> tuple[str, ...]:
+        """Executable names: the package's last path element, except etcd's module root."""
+        return tuple(
+            "etcd" if self.name == "etcd" else package.rsplit("/", 1)[-1]
+            for package in self.packages
+        )
+
+
+def _kubernetes_version_ldflags(version: str) -> tuple[str, ...]:
+    # What the release build stamps (hack/lib/version.sh), so `kubectl version`
+    # and the discovery endpoint report a real release instead of v0.0.0-master,
+    # which kwok and helm compare against.
+    major, minor = version.lstrip("v").split(".")[:2]
+    fields = {
+        "gitVersion": version,
+        "gitMajor": major,
+        "gitMinor": minor,
+        "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z",
+    }
+    return tuple(
+        f"-X {package}.{field}={value}"
+        for package in ("k8s.io/client-go/pkg/version", "k8s.io/component-base/version")
+        for field, value in fields.items()
+    )
+
+
+KUBERNETES = GoBuild(
+    name="kubernetes",
+    module="k8s.io/kubernetes",
+    version=KUBERNETES_VERSION,
+    packages=(
+        "k8s.io/kubernetes/cmd/kube-apiserver",
+        "k8s.io/kubernetes/cmd/kube-controller-manager",
+        "k8s.io/kubernetes/cmd/kube-scheduler",
+        "k8s.io/kubernetes/cmd/kubectl",
+    ),
+    ldflags=_kubernetes_version_ldflags(KUBERNETES_VERSION),
+)
+ETCD = GoBuild(
+    name="etcd",
+    module="go.etcd.io/etcd/server/v3",
+    version=ETCD_VERSION,
+    packages=("go.etcd.io/etcd/server/v3",),
+)
+KWOK = GoBuild(
+    name="kwok",
+    module="sigs.k8s.io/kwok",
+    version=KWOK_VERSION,
+    packages=("sigs.k8s.io/kwok/cmd/kwok",),
+    # The node and pod lifecycles (initialise, heartbeat with lease, ready,
+    # complete, delete), kubelet-style resource metrics, and usage read from
+    # the `kwok.x-k8s.io/usage-cpu|memory` pod annotations.
+    release_files=(
+        "kustomize/stage/node/fast/node-initialize.yaml",
+        "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+        "kustomize/stage/pod/fast/pod-ready.yaml",
+        "kustomize/stage/pod/fast/pod-complete.yaml",
+        "kustomize/stage/pod/fast/pod-delete.yaml",
+        "kustomize/metrics/resource/metrics-resource.yaml",
+        "kustomize/metrics/usage/usage-from-annotation.yaml",
+    ),
+)
+HELM = GoBuild(
+    name="helm",
+    module="helm.sh/helm/v3",
+    version=HELM_VERSION,
+    packages=("helm.sh/helm/v3/cmd/helm",),
+    ldflags=(f"-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",),
+)
+GO_BUILDS = (ETCD, KUBERNETES, KWOK, HELM)
+
+
+def cache_root() -> Path:
+    """`$PREDICTIVE_SCALER_CACHE`, else `$XDG_CACHE_HOME/predictive-scaler`, else ~/.cache/…"""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "predictive-scaler"
+
+
+@dataclass(frozen=True)
+class Binaries:
+    """Paths of every executable the control plane runs."""
+
+    etcd: Path
+    kube_apiserver: Path
+    kube_controller_manager: Path
+    kube_scheduler: Path
+    kubectl: Path
+    kwok: Path
+    helm: Path
+    prometheus: Path
+
+    @classmethod
+    def in_cache(cls, root: Path, prometheus: Path) -> Binaries:
+        def built(build: GoBuild, binary: str) -> Path:
+            return root / "bin" / build.key / binary
+
+        return cls(
+            etcd=built(ETCD, "etcd"),
+            kube_apiserver=built(KUBERNETES, "kube-apiserver"),
+            kube_controller_manager=built(KUBERNETES, "kube-controller-manager"),
+            kube_scheduler=built(KUBERNETES, "kube-scheduler"),
+            kubectl=built(KUBERNETES, "kubectl"),
+            kwok=built(KWOK, "kwok"),
+            helm=built(HELM, "helm"),
+            prometheus=prometheus,
+        )
+
+    def missing(self) -> list[Path]:
+        return [path for path in vars(self).values() if not path.is_file()]
+
+    def kwok_release_files(self) -> list[Path]:
+        return [self.kwok.parent / Path(name).name for name in KWOK.release_files]

@@ -1,0 +1,292 @@
+"""Command lines and configuration files of every component, checked against upstream flags.
+
+Pure text generation: nothing here starts a process, so the whole cluster
+layout can be read (and unit-tested) in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from predictive_scaler.localcluster.certs import (
+    SERVICE_CLUSTER_IP_RANGE,
+    Pki,
+)
+from predictive_scaler.localcluster.components import Binaries
+
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+KWOK_NODE_ANNOTATION_VALUE = "fake"
+POD_CIDR = "10.244.0.0/16"
+SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
+KWOK_NODE_METRICS_JOB = "kwok-nodes"
+KWOK_CONTROLLER_JOB = "kwok-controller"
+EXTRA_TARGETS_JOB = "extra"
+
+
+class Ports(BaseModel):
+    """Loopback ports, chosen free at `up` and recorded in the run state."""
+
+    model_config = ConfigDict(frozen=True)
+
+    etcd_client: int
+    etcd_peer: int
+    apiserver: int
+    controller_manager: int
+    scheduler: int
+    kwok: int
+    prometheus: int
+
+    @property
+    def apiserver_url(self) -> str:
+        return f"https://127.0.0.1:{self.apiserver}"
+
+    @property
+    def etcd_url(self) -> str:
+        return f"http://127.0.0.1:{self.etcd_client}"
+
+    @property
+    def kwok_url(self) -> str:
+        return f"http://127.0.0.1:{self.kwok}"
+
+    @property
+    def prometheus_url(self) -> str:
+        return f"http://127.0.0.1:{self.prometheus}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each component keeps its files inside the run directory."""
+
+    run_dir: Path
+
+    @property
+    def pki(self) -> Pki:
+        return Pki(self.run_dir / "pki")
+
+    @property
+    def logs(self) -> Path:
+        return self.run_dir / "logs"
+
+    @property
+    def etcd_data(self) -> Path:
+        return self.run_dir / "etcd"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.run_dir / "kubeconfig"
+
+    def kubeconfig_for(self, component: str) -> Path:
+        return self.run_dir / f"{component}.kubeconfig"
+
+    @property
+    def kwok_config(self) -> Path:
+        return self.run_dir / "kwok" / "kwok.yaml"
+
+    @property
+    def kwok_home(self) -> Path:
+        # kwok also reads ~/.kwok/kwok.yaml when it exists; a private HOME keeps
+        # a user's own kwok set-up out of the test cluster.
+        return self.run_dir / "kwok" / "home"
+
+    @property
+    def prometheus_config(self) -> Path:
+        return self.run_dir / "prometheus" / "prometheus.yml"
+
+    @property
+    def prometheus_data(self) -> Path:
+        return self.run_dir / "prometheus" / "data"
+
+    @property
+    def scrape_targets(self) -> Path:
+        return self.run_dir / "prometheus" / "targets"
+
+    @property
+    def state(self) -> Path:
+        return self.run_dir / "state.json"
+
+    @property
+    def env_file(self) -> Path:
+        return self.run_dir / "env"
+
+    def log(self, component: str) -> Path:
+        return self.logs / f"{component}.log"
+
+
+def etcd_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
+    return [
+        str(binaries.etcd),
+        "--name=local",
+        f"--data-dir={layout.etcd_data}",
+        f"--listen-client-urls={ports.etcd_url}",
+        f"--advertise-client-urls={ports.etcd_url}",
+        f"--listen-peer-urls=http://127.0.0.1:{ports.etcd_peer}",
+        f"--initial-advertise-peer-urls=http://127.0.0.1:{ports.etcd_peer}",
+        f"--initial-cluster=local=http://127.0.0.1:{ports.etcd_peer}",
+        # Throw-away data on a shared CI disk: no fsync per write.
+        "--unsafe-no-fsync",
+        "--quota-backend-bytes=2147483648",
+        "--log-level=warn",
+    ]
+
+
+def apiserver_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
+    pki = layout.pki
+    return [
+        str(binaries.kube_apiserver),
+        f"--etcd-servers={ports.etcd_url}",
+        "--bind-address=127.0.0.1",
+        # Without a default route the server cannot pick an address of its own.
+        "--advertise-address=127.0.0.1",
+        f"--secure-port={ports.apiserver}",
+        f"--tls-cert-file={pki.serving_cert}",
+        f"--tls-private-key-file={pki.serving_key}",
+        f"--client-ca-file={pki.ca_cert}",
+        # Published for the controller-manager's and scheduler's delegated
+        # authentication, which otherwise log a missing CA bundle every minute.
+        # No front proxy exists, and no certificate with that name is issued.
+        f"--requestheader-client-ca-file={pki.ca_cert}",
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        "--authorization-mode=RBAC",
+        f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
+        f"--service-account-key-file={pki.service_account_public_key}",
+        f"--service-account-signing-key-file={pki.service_account_key}",
+        f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
+        # The `kubernetes` Service would point at 127.0.0.1, which Endpoints refuse.
+        "--endpoint-reconciler-type=none",
+        "--profiling=false",
+        "--v=1",
+    ]
+
+
+def _secure_component_flags(kubeconfig: Path, port: int) -> list[str]:
+    return [
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        # One instance per cluster: no need to wait for a lease at start-up.
+        "--leader-elect=false",
+        "--profiling=false",
+        "--v=1",
+    ]
+
+
+def controller_manager_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
+    return [
+        str(binaries.kube_controller_manager),
+        *_secure_component_flags(
+            layout.kubeconfig_for("kube-controller-manager"), ports.controller_manager
+        ),
+        # Each controller acts as its own service account (tokens through the
+        # TokenRequest API), as in a real cluster, so RBAC is exercised the same way.
+        "--use-service-account-credentials=true",
+        # Legacy secret-based tokens, for workloads that still mount them.
+        f"--service-account-private-key-file={layout.pki.service_account_key}",
+        # Published to every namespace as the kube-root-ca.crt ConfigMap.
+        f"--root-ca-file={layout.pki.ca_cert}",
+    ]
+
+
+def scheduler_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
+    return [
+        str(binaries.kube_scheduler),
+        *_secure_component_flags(layout.kubeconfig_for("kube-scheduler"), ports.scheduler),
+    ]
+
+
+def kwok_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
+    return [
+        str(binaries.kwok),
+        f"--config={layout.kwok_config}",
+        f"--kubeconfig={layout.admin_kubeconfig}",
+        "--manage-all-nodes=false",
+        f"--manage-nodes-with-annotation-selector={KWOK_NODE_ANNOTATION}={KWOK_NODE_ANNOTATION_VALUE}",
+        f"--cidr={POD_CIDR}",
+        "--node-ip=127.0.0.1",
+        f"--node-port={ports.kwok}",
+        f"--server-address=127.0.0.1:{ports.kwok}",
+        "--node-lease-duration-seconds=40",
+    ]
+
+
+def kwok_configuration(release_files: Sequence[str]) -> str:
+    """kwok's `--config`: the release's stages and metrics as one YAML stream.
+
+    No KwokConfiguration document: a loaded one is not defaulted (its zero
+    parallelism settings make kwok exit), while without one kwok applies its
+    own defaults and takes the rest from the command-line flags.
+    """
+    return "\n---\n".join(text.strip() for text in release_files) + "\n"
+
+
+def prometheus_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
+    return [
+        str(binaries.prometheus),
+        f"--config.file={layout.prometheus_config}",
+        f"--storage.tsdb.path={layout.prometheus_data}",
+        "--storage.tsdb.retention.time=2d",
+        f"--web.listen-address=127.0.0.1:{ports.prometheus}",
+        # POST /-/reload after a test changes the scrape configuration.
+        "--web.enable-lifecycle",
+        "--log.level=warn",
+    ]
+
+
+def prometheus_configuration(layout: Layout, ports: Ports, scrape_interval_seconds: float) -> str:
+    """kwok's nodes through its HTTP service discovery, kwok itself, and file-listed extras.
+
+    Every per-node target's metrics path carries the node name
+    (/metrics/nodes/<node>/metrics/resource); relabelling copies it into a
+    `node` label so node-level series can be told apart.
+    """
+    interval = f"{max(1, round(scrape_interval_seconds * 1000))}ms"
+    config = {
+        "global": {"scrape_interval": interval, "evaluation_interval": interval},
+        "scrape_configs": [
+            {
+                "job_name": KWOK_NODE_METRICS_JOB,
+                "http_sd_configs": [
+                    {"url": f"{ports.kwok_url}/discovery/prometheus", "refresh_interval": "5s"}
+                ],
+                "relabel_configs": [
+                    {
+                        "source_labels": ["__metrics_path__"],
+                        "regex": "/metrics/nodes/([^/]+)/.*",
+                        "target_label": "node",
+                        "replacement": "$1",
+                    }
+                ],
+            },
+            {
+                "job_name": KWOK_CONTROLLER_JOB,
+                "static_configs": [{"targets": [f"127.0.0.1:{ports.kwok}"]}],
+            },
+            {
+                "job_name": EXTRA_TARGETS_JOB,
+                "file_sd_configs": [
+                    {"files": [str(layout.scrape_targets / "*.json")], "refresh_interval": "5s"}
+                ],
+            },
+        ],
+    }
+    # JSON is YAML; no YAML writer needed for a file Prometheus only reads.
+    return json.dumps(config, indent=2) + "\n"
+
+
+def env_file_text(values: Mapping[str, str], path_prefix: Sequence[Path]) -> str:
+    """Shell `export` lines; the built kubectl and helm are put first on PATH."""
+    lines = ["# Written by the local cluster's `up`; source it to reach the cluster."]
+    lines += [f"export {key}={shlex.quote(value)}" for key, value in values.items()]
+    prefix = ":".join(shlex.quote(str(p)) for p in path_prefix)
+    lines.append(f'export PATH={prefix}:"$PATH"')
+    return "\n".join(lines) + "\n"

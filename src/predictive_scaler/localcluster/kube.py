@@ -1,0 +1,113 @@
+"""Kubernetes-side helpers for the local cluster: kwok nodes and simulated pod usage.
+
+Used by `up`, by the test fixtures and by the demo, so a node or a pod's load
+is made the same way everywhere.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client, config
+
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+USAGE_CPU_ANNOTATION = "kwok.x-k8s.io/usage-cpu"
+USAGE_MEMORY_ANNOTATION = "kwok.x-k8s.io/usage-memory"
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """What a simulated node offers the scheduler."""
+
+    cpu: str = "16"
+    memory: str = "64Gi"
+    pods: int = 110
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def api_client(kubeconfig: Path) -> client.ApiClient:
+    api: client.ApiClient = config.new_client_from_config(  # type: ignore[no-untyped-call]
+        config_file=str(kubeconfig)
+    )
+    return api
+
+
+def kwok_node_manifest(name: str, shape: NodeShape) -> dict[str, Any]:
+    resources = {"cpu": shape.cpu, "memory": shape.memory, "pods": str(shape.pods)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            # kwok manages only nodes carrying this annotation (see its start flags).
+            "annotations": {KWOK_NODE_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+            "labels": {
+                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/hostname": name,
+                "type": "kwok",
+                **shape.labels,
+            },
+        },
+        # A node may be created with its status, as a kubelet registers; kwok's
+        # node-initialize stage keeps these capacities and marks the node Ready.
+        "status": {
+            "allocatable": resources,
+            "capacity": resources,
+            "phase": "Running",
+        },
+    }
+
+
+def create_kwok_node(core: client.CoreV1Api, name: str, shape: NodeShape = NodeShape()) -> None:
+    # The client sends a plain manifest as it is; its signature names only V1Node.
+    core.create_node(kwok_node_manifest(name, shape))  # type: ignore[arg-type]
+
+
+def is_ready(node: client.V1Node) -> bool:
+    conditions = (node.status.conditions if node.status else None) or []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)
+
+
+def _schedulable(node: client.V1Node) -> bool:
+    taints = (node.spec.taints if node.spec else None) or []
+    return is_ready(node) and not any(t.key == "node.kubernetes.io/not-ready" for t in taints)
+
+
+def wait_nodes_ready(core: client.CoreV1Api, names: Iterable[str], *, timeout: float) -> None:
+    """Poll until every named node reports Ready=True and has no not-ready taint."""
+    wanted = set(names)
+    deadline = time.monotonic() + timeout
+    while True:
+        ready = {
+            node.metadata.name
+            for node in core.list_node().items
+            if node.metadata is not None and _schedulable(node)
+        }
+        pending = sorted(wanted - ready)
+        if not pending:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"nodes not Ready within {timeout:.0f} s: {', '.join(pending)}")
+        time.sleep(0.2)
+
+
+def set_pod_usage(
+    core: client.CoreV1Api,
+    namespace: str,
+    pod: str,
+    *,
+    cpu: str | None = None,
+    memory: str | None = None,
+) -> None:
+    """Set a pod's simulated usage (Kubernetes quantities, e.g. "250m", "128Mi").
+
+    kwok reads these annotations through the ClusterResourceUsage it was started
+    with and reports them as kubelet resource metrics; None removes one.
+    """
+    annotations = {USAGE_CPU_ANNOTATION: cpu, USAGE_MEMORY_ANNOTATION: memory}
+    core.patch_namespaced_pod(pod, namespace, {"metadata": {"annotations": annotations}})

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import pytest
+
+from predictive_scaler.localcluster.build import BuildError, builder_go_mod, staging_replacements
+from predictive_scaler.localcluster.components import ETCD, KUBERNETES, KWOK, cache_root
+
+KUBERNETES_GO_MOD = """module k8s.io/kubernetes
+
+go 1.26.0
+
+require (
+\tk8s.io/api v0.0.0
+\tk8s.io/client-go v0.0.0
+)
+
+replace (
+\tk8s.io/api => ./staging/src/k8s.io/api
+\tk8s.io/client-go => ./staging/src/k8s.io/client-go
+\tk8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20250101
+)
+"""
+
+
+def test_every_staging_replace_becomes_its_published_release() -> None:
+    assert staging_replacements(KUBERNETES_GO_MOD, "v1.36.3") == [
+        "k8s.io/api => k8s.io/api v0.36.3",
+        "k8s.io/client-go => k8s.io/client-go v0.36.3",
+    ]
+
+
+def test_a_go_mod_without_staging_modules_is_an_error() -> None:
+    with pytest.raises(BuildError, match="staging"):
+        staging_replacements("module example.com/x\n", "v1.36.3")
+
+
+def test_builder_module_requires_the_release_and_replaces_staging() -> None:
+    text = builder_go_mod(KUBERNETES, "1.26", ["k8s.io/api => k8s.io/api v0.36.3"])
+    assert f"require k8s.io/kubernetes {KUBERNETES.version}\n" in text
+    assert "go 1.26\n" in text
+    assert "replace (\n\tk8s.io/api => k8s.io/api v0.36.3\n)" in text
+    assert "replace" not in builder_go_mod(ETCD, "1.26")
+
+
+def test_binaries_are_named_after_their_commands_and_etcd_after_itself() -> None:
+    assert KUBERNETES.binaries_named() == (
+        "kube-apiserver",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kubectl",
+    )
+    assert ETCD.binaries_named() == ("etcd",)
+    assert "pod-ready.yaml" in KWOK.installed_files()
+
+
+def test_cache_is_keyed_by_version_outside_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PREDICTIVE_SCALER_CACHE", "/tmp/elsewhere")
+    assert str(cache_root()) == "/tmp/elsewhere"
+    monkeypatch.delenv("PREDICTIVE_SCALER_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/tmp/xdg")
+    assert str(cache_root()) == "/tmp/xdg/predictive-scaler"
+    assert KUBERNETES.key == f"kubernetes-{KUBERNETES.version}"

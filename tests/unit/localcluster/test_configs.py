@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from predictive_scaler.localcluster import configs
+from predictive_scaler.localcluster.components import Binaries
+from predictive_scaler.localcluster.configs import Layout, Ports
+
+PORTS = Ports(
+    etcd_client=2379,
+    etcd_peer=2380,
+    apiserver=6443,
+    controller_manager=10257,
+    scheduler=10259,
+    kwok=10247,
+    prometheus=9090,
+)
+
+
+def _binaries(tmp_path: Path) -> Binaries:
+    return Binaries.in_cache(tmp_path / "cache", tmp_path / "prometheus")
+
+
+def test_every_component_listens_on_loopback_only(tmp_path: Path) -> None:
+    layout, binaries = Layout(tmp_path), _binaries(tmp_path)
+    commands = [
+        configs.etcd_command(binaries, layout, PORTS),
+        configs.apiserver_command(binaries, layout, PORTS),
+        configs.controller_manager_command(binaries, layout, PORTS),
+        configs.scheduler_command(binaries, layout, PORTS),
+        configs.kwok_command(binaries, layout, PORTS),
+        configs.prometheus_command(binaries, layout, PORTS),
+    ]
+    # Any IPv4 address that is not a CIDR range (service and pod ranges are not bound).
+    addresses = re.compile(r"(\d+\.\d+\.\d+\.\d+)(?![\d/])")
+    for command in commands:
+        flags = " ".join(command[1:])
+        assert set(addresses.findall(flags)) == {"127.0.0.1"}, command[0]
+
+
+def test_apiserver_runs_rbac_with_service_account_keys(tmp_path: Path) -> None:
+    flags = configs.apiserver_command(_binaries(tmp_path), Layout(tmp_path), PORTS)
+    assert "--authorization-mode=RBAC" in flags
+    assert "--advertise-address=127.0.0.1" in flags
+    assert any(f.startswith("--service-account-signing-key-file=") for f in flags)
+    controller = configs.controller_manager_command(_binaries(tmp_path), Layout(tmp_path), PORTS)
+    assert any(f.startswith("--service-account-private-key-file=") for f in controller)
+    assert any(f.startswith("--root-ca-file=") for f in controller)
+
+
+def test_prometheus_labels_each_kwok_target_with_its_node(tmp_path: Path) -> None:
+    config = json.loads(configs.prometheus_configuration(Layout(tmp_path), PORTS, 2.0))
+    assert config["global"]["scrape_interval"] == "2000ms"
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    nodes = jobs[configs.KWOK_NODE_METRICS_JOB]
+    assert nodes["http_sd_configs"][0]["url"] == "http://127.0.0.1:10247/discovery/prometheus"
+    (relabel,) = nodes["relabel_configs"]
+    # Prometheus anchors relabel regexes at both ends.
+    match = re.fullmatch(relabel["regex"], "/metrics/nodes/kwok-node-2/metrics/resource")
+    assert match is not None
+    assert relabel["replacement"].replace("$1", match.group(1)) == "kwok-node-2"
+    extra = jobs[configs.EXTRA_TARGETS_JOB]["file_sd_configs"][0]["files"][0]
+    assert extra.startswith(str(tmp_path))
+    assert extra.endswith("*.json")
+
+
+def test_kwok_configuration_is_one_stream_of_the_release_files() -> None:
+    text = configs.kwok_configuration(["kind: Stage\nmetadata:\n  name: a\n", "kind: Metric\n"])
+    assert text.split("\n---\n") == ["kind: Stage\nmetadata:\n  name: a", "kind: Metric\n"]
+
+
+def test_env_file_exports_quoted_values_and_prepends_binaries_to_path() -> None:
+    text = configs.env_file_text({"KUBECONFIG": "/a b/kubeconfig"}, [Path("/bin dir")])
+    assert "export KUBECONFIG='/a b/kubeconfig'" in text
+    assert "export PATH='/bin dir':\"$PATH\"" in text
