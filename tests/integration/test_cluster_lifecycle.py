@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from predictive_scaler.localcluster import cluster as local
+import predictive_scaler.localcluster as local
 from predictive_scaler.localcluster import processes
 from tests.fixtures.cluster import wait_for
 
@@ -71,3 +71,24 @@ def test_down_stops_the_processes_of_an_up_that_was_killed(tmp_path: Path) -> No
     assert {s.name for s in stopped} == {p.name for p in state.processes}
     assert not any(processes.is_alive(p) for p in state.processes)
     assert not run_dir.exists()
+
+
+def test_a_stopped_component_shows_in_status_and_restarts_with_its_command(
+    local_cluster: local.LocalCluster,
+) -> None:
+    before = local.read_state(local_cluster.run_dir)
+    assert before is not None
+    old = next(p for p in before.processes if p.name == "prometheus")
+    try:
+        stopped = local.stop_component(local_cluster.run_dir, "prometheus")
+        assert stopped.how == "terminated"
+        report = local.status(local_cluster.run_dir)
+        prometheus = next(c for c in report.components if c.name == "prometheus")
+        assert not prometheus.running
+        assert not report.healthy
+    finally:
+        restarted = local.restart_component(local_cluster.run_dir, "prometheus")
+    assert restarted.pid != old.pid
+    assert restarted.command == old.command
+    assert local.status(local_cluster.run_dir).healthy
+    assert local.connect(local_cluster.run_dir) is not None

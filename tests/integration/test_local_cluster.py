@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+import uuid
 from typing import Any
 
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
-from predictive_scaler.localcluster import cluster as local
+import predictive_scaler.localcluster as local
 from predictive_scaler.localcluster.kube import NodeShape, set_pod_usage
 from predictive_scaler.localcluster.prometheus import Sample
 from tests.fixtures.cluster import KwokNodes, PrometheusQuery, wait_for
@@ -206,3 +208,53 @@ def test_second_up_reuses_the_running_cluster(local_cluster: local.LocalCluster)
     assert again.reused
     assert again.cluster.ports == local_cluster.ports
     assert local.status(local_cluster.run_dir).healthy
+
+
+def test_prometheus_scrapes_an_extra_target_a_test_adds(
+    local_cluster: local.LocalCluster, prometheus_query: PrometheusQuery
+) -> None:
+    registry = CollectorRegistry()
+    Gauge("smoke_extra_value", "A value only this test exports", registry=registry).set(42)
+    server, thread = start_http_server(0, addr="127.0.0.1", registry=registry)
+    name = f"smoke-{uuid.uuid4().hex[:6]}"
+    try:
+        local_cluster.add_scrape_target(name, f"127.0.0.1:{server.server_port}")
+        found = prometheus_query(
+            f'smoke_extra_value{{target="{name}"}}',
+            lambda samples: len(samples) == 1 and samples[0].value == 42,
+        )
+        assert found[0].labels["job"] == "extra"
+    finally:
+        local_cluster.remove_scrape_target(name)
+        server.shutdown()
+        thread.join()
+
+
+def test_garbage_collector_removes_a_deleted_deployments_replica_sets_and_pods(
+    core_v1: client.CoreV1Api, apps_v1: client.AppsV1Api, namespace: str
+) -> None:
+    create_deployment(apps_v1, namespace, APP, 2)
+    wait_for(lambda: len(running_pods(core_v1, namespace, APP)) == 2, what="2 pods Running")
+    assert apps_v1.list_namespaced_replica_set(namespace).items
+
+    apps_v1.delete_namespaced_deployment(APP, namespace, propagation_policy="Background")
+
+    def collected() -> bool:
+        replica_sets = apps_v1.list_namespaced_replica_set(namespace).items
+        pods = core_v1.list_namespaced_pod(namespace, label_selector=f"app={APP}").items
+        return not replica_sets and not pods
+
+    wait_for(collected, what="garbage collection of the ReplicaSet and its pods")
+
+
+def test_rbac_forbids_what_a_service_account_was_not_granted(
+    local_cluster: local.LocalCluster, namespace: str
+) -> None:
+    with local_cluster.api() as impersonating:
+        user = f"system:serviceaccount:{namespace}:default"
+        impersonating.set_default_header("Impersonate-User", user)
+        core = client.CoreV1Api(impersonating)
+        with pytest.raises(ApiException) as forbidden:
+            core.list_namespaced_pod(namespace)
+    assert forbidden.value.status == 403
+    assert "cannot list resource" in str(forbidden.value.body)

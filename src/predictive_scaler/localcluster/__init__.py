@@ -1,1 +1,40 @@
-"""A real control plane with kwok nodes and Prometheus on loopback, for tests and the demo."""
+"""A real control plane with kwok nodes and Prometheus on loopback, for tests and the demo.
+
+`hack/cluster` (this package's `__main__`) is the command; the names below are
+what tests and the demo use from Python.
+"""
+
+from predictive_scaler.localcluster.cluster import (
+    down,
+    restart_component,
+    status,
+    stop_component,
+    up,
+)
+from predictive_scaler.localcluster.kube import NodeShape, set_pod_usage
+from predictive_scaler.localcluster.state import (
+    ClusterConfig,
+    ClusterError,
+    LocalCluster,
+    Phase,
+    connect,
+    default_run_dir,
+    read_state,
+)
+
+__all__ = [
+    "ClusterConfig",
+    "ClusterError",
+    "LocalCluster",
+    "NodeShape",
+    "Phase",
+    "connect",
+    "default_run_dir",
+    "down",
+    "read_state",
+    "restart_component",
+    "set_pod_usage",
+    "status",
+    "stop_component",
+    "up",
+]

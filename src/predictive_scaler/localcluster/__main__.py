@@ -8,17 +8,11 @@ import sys
 from pathlib import Path
 
 from predictive_scaler.localcluster.build import BuildError, build_all
-from predictive_scaler.localcluster.cluster import (
-    ClusterConfig,
-    ClusterError,
-    default_run_dir,
-    down,
-    status,
-    up,
-)
+from predictive_scaler.localcluster.cluster import down, status, up
 from predictive_scaler.localcluster.components import cache_root
 from predictive_scaler.localcluster.kube import NodeShape
 from predictive_scaler.localcluster.processes import ComponentFailedError
+from predictive_scaler.localcluster.state import ClusterConfig, ClusterError, default_run_dir
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -88,7 +82,7 @@ def _down(run_dir: Path) -> int:
 def _status(run_dir: Path) -> int:
     report = status(run_dir)
     if report.phase is None:
-        print(f"no cluster in {run_dir}")
+        print(f"no cluster in {run_dir}" + (f" ({report.error})" if report.error else ""))
         return 1
     print(f"{run_dir}: {report.phase}" + (f" ({report.error})" if report.error else ""))
     for component in report.components:

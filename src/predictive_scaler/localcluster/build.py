@@ -78,6 +78,19 @@ def local_go_version(env: dict[str, str]) -> str:
     return _run(["go", "env", "GOVERSION"], env=env).strip().removeprefix("go")
 
 
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+
+
+def require_go(needed: str, local: str, build: GoBuild) -> None:
+    # GOTOOLCHAIN=local forbids downloading a newer Go, so say plainly what is missing.
+    if _version_tuple(local) < _version_tuple(needed):
+        raise BuildError(
+            f"{build.key} needs Go {needed} or newer; this machine has Go {local} "
+            "(install a newer Go, or pin an older release in localcluster/components.py)"
+        )
+
+
 def staging_replacements(kubernetes_go_mod: str, version: str) -> list[str]:
     """`k8s.io/X => k8s.io/X v0.M.P` for every staging module the release's go.mod names."""
     modules = _STAGING_REPLACE.findall(kubernetes_go_mod)
@@ -115,6 +128,7 @@ def build_component(build: GoBuild, root: Path, env: dict[str, str]) -> None:
     upstream_go_mod, source = _download(build.module, build.version, env, builder)
     go_directive = _GO_DIRECTIVE.search(upstream_go_mod)
     go_version = go_directive.group(1) if go_directive else "1.22"
+    require_go(go_version, local_go_version(env), build)
     replacements = (
         staging_replacements(upstream_go_mod, build.version) if build is KUBERNETES else []
     )
@@ -179,7 +193,6 @@ def build_all(root: Path | None = None, *, force: bool = False) -> BuildReport:
         if not force and all((target / name).is_file() for name in build.installed_files()):
             reused.append(build.key)
             continue
-        local_go_version(env)
         log.info("building %s (this takes minutes on a cold cache)", build.key)
         build_component(build, root, env)
         built.append(build.key)

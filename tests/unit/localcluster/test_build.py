@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from predictive_scaler.localcluster.build import BuildError, builder_go_mod, staging_replacements
+from predictive_scaler.localcluster.build import (
+    BuildError,
+    builder_go_mod,
+    require_go,
+    staging_replacements,
+)
 from predictive_scaler.localcluster.components import ETCD, KUBERNETES, KWOK, cache_root
 
 KUBERNETES_GO_MOD = """module k8s.io/kubernetes
@@ -60,3 +65,11 @@ def test_cache_is_keyed_by_version_outside_the_repository(monkeypatch: pytest.Mo
     monkeypatch.setenv("XDG_CACHE_HOME", "/tmp/xdg")
     assert str(cache_root()) == "/tmp/xdg/predictive-scaler"
     assert KUBERNETES.key == f"kubernetes-{KUBERNETES.version}"
+
+
+def test_an_older_local_go_is_refused_with_what_to_do() -> None:
+    with pytest.raises(
+        BuildError, match=r"needs Go 1\.26\.0 or newer; this machine has Go 1\.25\.3"
+    ):
+        require_go("1.26.0", "1.25.3", KUBERNETES)
+    require_go("1.26", "1.26.8", KUBERNETES)
