@@ -14,7 +14,8 @@ from typing import Any
 
 from kubernetes import client, config
 
-KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+from predictive_scaler.localcluster.configs import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
+
 USAGE_CPU_ANNOTATION = "kwok.x-k8s.io/usage-cpu"
 USAGE_MEMORY_ANNOTATION = "kwok.x-k8s.io/usage-memory"
 
@@ -44,7 +45,10 @@ def kwok_node_manifest(name: str, shape: NodeShape) -> dict[str, Any]:
         "metadata": {
             "name": name,
             # kwok manages only nodes carrying this annotation (see its start flags).
-            "annotations": {KWOK_NODE_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+            "annotations": {
+                KWOK_NODE_ANNOTATION: KWOK_NODE_ANNOTATION_VALUE,
+                "node.alpha.kubernetes.io/ttl": "0",
+            },
             "labels": {
                 "kubernetes.io/arch": "amd64",
                 "kubernetes.io/os": "linux",
