@@ -1,4 +1,4 @@
-"""The ``predictive-scaler`` command line: ``forecast`` and ``backtest``."""
+"""The ``predictive-scaler`` command line: ``run``, ``forecast`` and ``backtest``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from predictive_scaler.cli import backtest, forecast
+from predictive_scaler.cli import backtest, forecast, run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,6 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Scale Kubernetes workloads ahead of their forecast load.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    run.add_parser(commands)
     forecast.add_parser(commands)
     backtest.add_parser(commands)
     return parser
@@ -25,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; bad input exits 2 with one line naming the problem."""
     args = build_parser().parse_args(argv)
+    if hasattr(args, "serve"):
+        exit_code: int = args.serve(args)
+        return exit_code
     try:
         report: BaseModel = args.run(args)
     except (OSError, ValueError, argparse.ArgumentTypeError) as error:

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Sequence
 
 from predictive_scaler.traces import BUNDLED_COLUMN, Trace, bundled_trace_path, read_trace
-
-DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d)?$")
-UNIT_SECONDS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+from predictive_scaler.units import parse_duration
 
 
 def parse_where(pairs: Sequence[str]) -> dict[str, str]:
@@ -38,12 +35,10 @@ def non_negative_int(text: str) -> int:
 
 def duration_seconds(text: str) -> float:
     """``90``, ``90s``, ``5m``, ``6h``, ``1d`` -> seconds (> 0)."""
-    match = DURATION.match(text.strip())
-    if match is None or float(match.group(1)) <= 0:
-        raise argparse.ArgumentTypeError(
-            f"want a positive duration such as 90s, 5m, 6h or 1d, got {text!r}"
-        )
-    return float(match.group(1)) * UNIT_SECONDS[match.group(2)]
+    try:
+        return parse_duration(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ from predictive_scaler.forecasting import Forecast
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling.spec import ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
+from predictive_scaler.units import format_duration
 
 # The newest sample may be this many steps old before the data counts as stale.
 STALE_AFTER_STEPS = 3
@@ -45,7 +46,7 @@ class LoadHistory:
         newest = self.end_time - (self.values.size - 1 - finite[-1]) * self.step_seconds
         age = now - newest
         if age > STALE_AFTER_STEPS * self.step_seconds:
-            return "StaleMetrics", f"the newest load sample is {duration(age)} old"
+            return "StaleMetrics", f"the newest load sample is {format_duration(age)} old"
         return None
 
     @property
@@ -86,14 +87,6 @@ class Decision:
     @property
     def changes_replicas(self) -> bool:
         return self.desired_replicas != self.current_replicas
-
-
-def duration(seconds: float) -> str:
-    """Seconds in the coarsest unit that keeps them whole-ish: 90 -> 1.5m, 7200 -> 2h."""
-    for unit, size in (("h", 3600.0), ("m", 60.0)):
-        if seconds >= size:
-            return f"{seconds / size:.3g}{unit}"
-    return f"{seconds:.3g}s"
 
 
 def decide(
@@ -140,7 +133,7 @@ def decide(
     reasons: list[str] = []
     floor = spec.replicas_for(history.latest)
     horizon = spec.horizon_steps(history.step_seconds)
-    ahead = duration(horizon * history.step_seconds)
+    ahead = format_duration(horizon * history.step_seconds)
     forecast: Forecast | None = None
     bound: float | None = None
     held: str | None = None

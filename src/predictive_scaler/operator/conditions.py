@@ -1,0 +1,149 @@
+"""Conditions of a PredictiveScaler, and which of them changed (each change is an Event)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from predictive_scaler.scaling import Decision
+
+Status = Literal["True", "False", "Unknown"]
+TYPES = ("Ready", "MetricsAvailable", "ForecastReliable", "ScalingActive", "ScalingLimited")
+# A condition whose True is bad news: its change to True is a Warning.
+_TRUE_IS_BAD = {"ScalingLimited"}
+
+
+@dataclass(frozen=True)
+class Condition:
+    type: str
+    status: Status
+    reason: str
+    message: str
+
+    @property
+    def healthy(self) -> bool:
+        return (self.status == "True") != (self.type in _TRUE_IS_BAD)
+
+
+def merge(
+    previous: Sequence[Mapping[str, Any]],
+    current: Iterable[Condition],
+    *,
+    now: str,
+    generation: int,
+) -> tuple[list[dict[str, Any]], list[Condition]]:
+    """The new status.conditions, and the conditions whose status or reason changed.
+
+    `lastTransitionTime` moves only when the status does, as Kubernetes conventions ask.
+    """
+    before = {str(c.get("type")): c for c in previous}
+    merged: list[dict[str, Any]] = []
+    changed: list[Condition] = []
+    for condition in current:
+        old = before.get(condition.type)
+        transitioned = old is None or old.get("status") != condition.status
+        if transitioned or (old is not None and old.get("reason") != condition.reason):
+            changed.append(condition)
+        merged.append(
+            {
+                "type": condition.type,
+                "status": condition.status,
+                "reason": condition.reason,
+                "message": condition.message,
+                "lastTransitionTime": now
+                if transitioned or old is None
+                else old.get("lastTransitionTime", now),
+                "observedGeneration": generation,
+            }
+        )
+    return merged, changed
+
+
+def _unknown(kind: str, reason: str, message: str) -> Condition:
+    return Condition(kind, "Unknown", reason, message)
+
+
+def blocked(reason: str, message: str) -> list[Condition]:
+    """Conditions when the object cannot be evaluated at all (bad spec, rival, no target)."""
+    return [
+        Condition("Ready", "False", reason, message),
+        _unknown("MetricsAvailable", reason, "not queried"),
+        _unknown("ForecastReliable", reason, "no forecast"),
+        Condition("ScalingActive", "False", reason, message),
+        Condition("ScalingLimited", "False", reason, "no decision"),
+    ]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one evaluation saw, reduced to what the conditions speak of."""
+
+    dry_run: bool
+    decision: Decision
+    samples: int
+    usable_samples: int
+    step: str
+    metrics_error: tuple[str, str] | None  # (reason, message)
+    model: str | None
+
+
+def _metrics(seen: Observation) -> Condition:
+    if seen.metrics_error is not None:
+        return Condition("MetricsAvailable", "False", *seen.metrics_error)
+    if seen.decision.held in ("MissingMetrics", "StaleMetrics"):
+        return Condition("MetricsAvailable", "False", seen.decision.held, seen.decision.message)
+    return Condition(
+        "MetricsAvailable",
+        "True",
+        "MetricsFound",
+        f"{seen.usable_samples} of {seen.samples} samples, every {seen.step}",
+    )
+
+
+def _reliability(seen: Observation, metrics: Condition) -> Condition:
+    forecast = seen.decision.forecast
+    if forecast is not None and forecast.notes:
+        return Condition("ForecastReliable", "False", "ModelFellBack", "; ".join(forecast.notes))
+    if forecast is not None:
+        return Condition(
+            "ForecastReliable", "True", "ModelSelected", f"forecasting with {seen.model}"
+        )
+    if seen.decision.held == "ForecastFailed":
+        return Condition("ForecastReliable", "False", "ForecastFailed", seen.decision.message)
+    return _unknown("ForecastReliable", metrics.reason, "no forecast without metrics")
+
+
+def _activity(seen: Observation) -> Condition:
+    decision = seen.decision
+    if seen.dry_run:
+        return Condition(
+            "ScalingActive", "False", "DryRun", "decisions are reported, never applied"
+        )
+    if decision.held == "ScalingDisabled":
+        return Condition("ScalingActive", "False", "ScalingDisabled", decision.message)
+    if seen.metrics_error is not None:
+        return Condition("ScalingActive", "False", seen.metrics_error[0], "holding replicas")
+    if decision.held is not None:
+        return Condition("ScalingActive", "False", decision.held, "holding replicas")
+    return Condition("ScalingActive", "True", "ForecastAvailable", "replicas follow the forecast")
+
+
+def observed(seen: Observation) -> list[Condition]:
+    """The five conditions after an evaluation that reached a decision."""
+    metrics = _metrics(seen)
+    reliable = _reliability(seen, metrics)
+    decision = seen.decision
+    if decision.limit is not None:
+        limited = Condition("ScalingLimited", "True", decision.limit, decision.message)
+    else:
+        limited = Condition(
+            "ScalingLimited", "False", "DesiredWithinRange", "nothing bounded the decision"
+        )
+    if metrics.status != "True":
+        ready = Condition("Ready", "False", metrics.reason, metrics.message)
+    elif reliable.reason == "ForecastFailed":
+        ready = Condition("Ready", "False", "ForecastFailed", reliable.message)
+    else:
+        ready = Condition("Ready", "True", "Evaluated", decision.message)
+    return [ready, metrics, reliable, _activity(seen), limited]

@@ -1,0 +1,95 @@
+"""The operator's own Prometheus metrics, served on its metrics port.
+
+Per-object series carry `namespace` and `name`; they are removed when the
+object is deleted so a long-running operator does not keep dead series.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from prometheus_client import Counter, Gauge, Histogram
+
+OBJECT = ("namespace", "name")
+
+LOAD = Gauge("predictive_scaler_load", "Newest load sample, in the metric's unit", OBJECT)
+FORECAST = Gauge(
+    "predictive_scaler_forecast",
+    "Forecast load the decision sized for (mean, lower and upper of the interval)",
+    (*OBJECT, "bound"),
+)
+REPLICAS = Gauge(
+    "predictive_scaler_replicas", "Replicas of the target (current and desired)", (*OBJECT, "kind")
+)
+MODEL = Gauge(
+    "predictive_scaler_model_info", "The forecasting model in use (value 1)", (*OBJECT, "model")
+)
+BACKTEST_ERROR = Gauge(
+    "predictive_scaler_backtest_error",
+    "Mean absolute scaled error of the chosen model in its last backtest selection",
+    OBJECT,
+)
+CONDITION = Gauge(
+    "predictive_scaler_condition",
+    "1 when the condition is True, 0 when False, -1 when Unknown",
+    (*OBJECT, "condition"),
+)
+SCALE_ACTIONS = Counter(
+    "predictive_scaler_scale_actions", "Replica changes patched on targets", (*OBJECT, "direction")
+)
+RECONCILE_SECONDS = Histogram(
+    "predictive_scaler_reconcile_duration_seconds",
+    "Time one evaluation of an object took",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+RECONCILE_ERRORS = Counter(
+    "predictive_scaler_reconcile_errors", "Evaluations that ended in an error", ("reason",)
+)
+QUERY_SECONDS = Histogram(
+    "predictive_scaler_prometheus_query_duration_seconds",
+    "Latency of Prometheus range queries",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+QUERY_FAILURES = Counter(
+    "predictive_scaler_prometheus_query_failures", "Failed Prometheus queries", ("reason",)
+)
+
+_PER_OBJECT = (LOAD, FORECAST, REPLICAS, BACKTEST_ERROR, SCALE_ACTIONS)
+_KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
+    LOAD: ((),),
+    BACKTEST_ERROR: ((),),
+    FORECAST: (("mean",), ("lower",), ("upper",)),
+    REPLICAS: (("current",), ("desired",)),
+    SCALE_ACTIONS: (("up",), ("down",)),
+}
+_CONDITION_TYPES = (
+    "Ready",
+    "MetricsAvailable",
+    "ForecastReliable",
+    "ScalingActive",
+    "ScalingLimited",
+)
+# The model label of each object, so a change of model (or a deletion) drops the old series.
+_models: dict[tuple[str, str], str] = {}
+
+
+def set_model(namespace: str, name: str, model: str) -> None:
+    previous = _models.get((namespace, name))
+    if previous is not None and previous != model:
+        MODEL.remove(namespace, name, previous)
+    _models[(namespace, name)] = model
+    MODEL.labels(namespace, name, model).set(1)
+
+
+def forget(namespace: str, name: str) -> None:
+    """Drop every series of a deleted object."""
+    for metric, label_sets in _KNOWN_LABELS.items():
+        for extra in label_sets:
+            with contextlib.suppress(KeyError):
+                metric.remove(namespace, name, *extra)
+    for condition in _CONDITION_TYPES:
+        with contextlib.suppress(KeyError):
+            CONDITION.remove(namespace, name, condition)
+    model = _models.pop((namespace, name), None)
+    if model is not None:
+        MODEL.remove(namespace, name, model)

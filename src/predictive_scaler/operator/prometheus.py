@@ -1,0 +1,122 @@
+"""Adapter to Prometheus: a workload's load history as a regular series of samples.
+
+The range query is evaluated on a grid aligned to the step, so that successive
+evaluations see the same timestamps; missing points become NaN and the pure
+policy decides what too many of them mean.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import requests
+from prometheus_api_client import PrometheusConnect
+from prometheus_api_client.exceptions import PrometheusApiClientException
+from urllib3.util.retry import Retry
+
+from predictive_scaler.operator import metrics
+from predictive_scaler.operator.resource import MetricSource, ScaleTargetRef
+from predictive_scaler.scaling import LoadHistory
+
+# Pod names each workload kind gives its pods: cAdvisor series carry the pod
+# name, not the pod's labels, so the target's pods are matched by name.
+POD_NAME_PATTERNS = {
+    "Deployment": "{name}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}",
+    "ReplicaSet": "{name}-[a-z0-9]{{5}}",
+    "StatefulSet": "{name}-[0-9]+",
+}
+
+
+class MetricsError(RuntimeError):
+    """The load could not be read; `reason` is the condition reason to report."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _promql_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def resource_query(
+    metric: MetricSource, namespace: str, target: ScaleTargetRef, rate_window: float
+) -> str:
+    """PromQL for the built-in `cpu` (cores) or `memory` (working-set bytes) of the target."""
+    pod = POD_NAME_PATTERNS[target.kind].format(name=re.escape(target.name))
+    matchers = f'namespace={_promql_string(namespace)},pod=~{_promql_string(pod)},container!=""'
+    if metric.resource == "cpu":
+        window = f"{max(1, round(rate_window))}s"
+        return f"sum(rate(container_cpu_usage_seconds_total{{{matchers}}}[{window}]))"
+    return f"sum(container_memory_working_set_bytes{{{matchers}}})"
+
+
+def load_query(
+    metric: MetricSource, namespace: str, target: ScaleTargetRef, rate_window: float
+) -> str:
+    if metric.query is not None:
+        return metric.query
+    return resource_query(metric, namespace, target, rate_window)
+
+
+@dataclass(frozen=True)
+class PrometheusSource:
+    url: str
+    timeout: float
+
+    def _client(self) -> PrometheusConnect:
+        # No retries inside one evaluation: the next evaluation is the retry.
+        return PrometheusConnect(url=self.url, retry=Retry(total=0), timeout=self.timeout)
+
+    def history(self, query: str, *, step: float, points: int, now: float) -> LoadHistory:
+        """The last `points` samples of `query`, `step` seconds apart, ending at or before now."""
+        end = math.floor(now / step) * step
+        start = end - (points - 1) * step
+        began = time.monotonic()
+        try:
+            series = self._client().custom_query_range(
+                query,
+                start_time=_utc(start),
+                end_time=_utc(end),
+                step=f"{step:g}s",
+            )
+        except requests.Timeout as error:
+            raise self._failed(
+                "Timeout", f"Prometheus did not answer within {self.timeout:g} s"
+            ) from error
+        except requests.RequestException as error:
+            raise self._failed(
+                "Unreachable", f"Prometheus at {self.url} is unreachable: {error}"
+            ) from error
+        except PrometheusApiClientException as error:
+            raise self._failed("QueryFailed", f"Prometheus refused the query: {error}") from error
+        finally:
+            metrics.QUERY_SECONDS.observe(time.monotonic() - began)
+        if len(series) > 1:
+            labels = ", ".join(str(s.get("metric", {})) for s in series[:3])
+            raise self._failed(
+                "MultipleSeries",
+                f"the query returns {len(series)} series, it must return one (first: {labels})",
+            )
+        values = np.full(points, np.nan)
+        for timestamp, raw in series[0]["values"] if series else ():
+            index = round((float(timestamp) - start) / step)
+            if 0 <= index < points:
+                values[index] = float(raw)
+        # NaN and ±Inf samples count as missing; the policy holds when too many are.
+        values[~np.isfinite(values)] = np.nan
+        return LoadHistory(values, step, end)
+
+    @staticmethod
+    def _failed(reason: str, message: str) -> MetricsError:
+        metrics.QUERY_FAILURES.labels(reason).inc()
+        return MetricsError(reason, message)
+
+
+def _utc(epoch: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC)

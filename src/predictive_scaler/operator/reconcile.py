@@ -1,0 +1,201 @@
+"""One evaluation of one PredictiveScaler: read, decide with the pure policy, act, report.
+
+Synchronous and free of kopf, so it runs in a worker thread and can be tested
+against the real API server and Prometheus without an operator process. The
+decision itself is :func:`predictive_scaler.scaling.decide`, the same code the
+`backtest` command replays.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from kubernetes.client.exceptions import ApiException
+from pydantic import ValidationError
+
+from predictive_scaler.operator import metrics
+from predictive_scaler.operator.conditions import Condition, Observation, blocked, merge, observed
+from predictive_scaler.operator.kube import Kubernetes, TargetNotFoundError
+from predictive_scaler.operator.prometheus import MetricsError, PrometheusSource, load_query
+from predictive_scaler.operator.report import decision_status, publish, timestamp
+from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
+from predictive_scaler.operator.runtime import ObjectRuntime
+from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide
+from predictive_scaler.units import format_duration
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    namespace: str
+    name: str
+    generation: int
+    created: str
+
+
+@dataclass(frozen=True)
+class EventNote:
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    status: dict[str, Any]
+    events: tuple[EventNote, ...]
+    scaled: bool = False
+
+
+def _previous_state(status: Mapping[str, Any]) -> ScalingState:
+    raw = status.get("scalingState")
+    if not raw:
+        return ScalingState()
+    try:
+        return ScalingState.from_json(json.loads(raw))
+    except (ValueError, TypeError):
+        # A damaged state only forgets past recommendations; the next decisions rebuild it.
+        return ScalingState()
+
+
+class Evaluator:
+    """Evaluates objects with one Kubernetes client, one Prometheus, one set of settings."""
+
+    def __init__(
+        self, kube: Kubernetes, prometheus: PrometheusSource, settings: OperatorSettings
+    ) -> None:
+        self.kube = kube
+        self.prometheus = prometheus
+        self.settings = settings
+
+    def evaluate(
+        self,
+        ref: ObjectRef,
+        raw_spec: Mapping[str, Any],
+        raw_status: Mapping[str, Any],
+        runtime: ObjectRuntime,
+        now: float,
+    ) -> Evaluation:
+        try:
+            spec = PredictiveScalerSpec.from_body(raw_spec)
+            scaling_spec = spec.scaling_spec()
+        except (ValidationError, ValueError) as error:
+            return self._report(ref, raw_status, now, blocked("InvalidSpec", str(error)))
+        target = spec.scale_target_ref
+        # A DryRun object sets no replicas, so it may watch beside any autoscaler.
+        rival = None
+        if spec.scaling.mode is Mode.AUTO:
+            rival = self.kube.rival_autoscaler(ref.namespace, ref.name, target, ref.created)
+        if rival is not None:
+            message = f"{rival} already manages {target.describe()}; this object sets no replicas"
+            return self._report(ref, raw_status, now, blocked("ConflictingAutoscaler", message))
+        try:
+            scale = self.kube.read_scale(ref.namespace, target)
+        except TargetNotFoundError as error:
+            return self._report(ref, raw_status, now, blocked("TargetNotFound", str(error)))
+
+        step = spec.forecast.step_seconds
+        points = spec.forecast.history_points
+        rate_window = max(2 * step, 4 * self.settings.scrape_interval)
+        query = load_query(spec.metric, ref.namespace, target, rate_window)
+        metrics_error: MetricsError | None = None
+        try:
+            history = self.prometheus.history(query, step=step, points=points, now=now)
+        except MetricsError as error:
+            metrics_error = error
+            history = LoadHistory(np.full(points, np.nan), step, now)
+
+        selection = runtime.forecaster(spec.forecast)
+        state = _previous_state(raw_status)
+        decision = decide(
+            scaling_spec,
+            history,
+            scale.replicas,
+            state,
+            now=now,
+            forecaster=lambda h, horizon, level: selection.forecast(h.values, horizon, level, now),
+        )
+        acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
+        new_state, events = decision.state, list[EventNote]()
+        if acts and decision.changes_replicas and decision.held != "ScalingDisabled":
+            new_state, events = self._scale(ref, spec, decision, now)
+        seen = Observation(
+            dry_run=spec.scaling.mode is Mode.DRY_RUN,
+            decision=decision,
+            samples=history.values.size,
+            usable_samples=int(np.isfinite(history.values).sum()),
+            step=format_duration(step),
+            metrics_error=None
+            if metrics_error is None
+            else (metrics_error.reason, str(metrics_error)),
+            model=selection.chosen,
+        )
+        status = decision_status(decision, history, new_state, runtime)
+        if metrics_error is not None:
+            status["decision"] = f"holding {scale.replicas} replicas: {metrics_error}"
+        evaluation = self._report(
+            ref, raw_status, now, observed(seen), status=status, events=events
+        )
+        publish(ref.namespace, ref.name, decision, history, runtime)
+        scaled = any(event.reason == "Scaled" for event in events)
+        return Evaluation(evaluation.status, evaluation.events, scaled=scaled)
+
+    def _scale(
+        self, ref: ObjectRef, spec: PredictiveScalerSpec, decision: Decision, now: float
+    ) -> tuple[ScalingState, list[EventNote]]:
+        """Patch the target's replicas; the state records a scale only once it succeeded."""
+        target, current, desired = (
+            spec.scale_target_ref,
+            decision.current_replicas,
+            decision.desired_replicas,
+        )
+        try:
+            self.kube.patch_scale(ref.namespace, target, desired)
+        except ApiException as error:
+            message = f"patching {target.describe()} to {desired}: {error.status} {error.reason}"
+            return decision.state, [EventNote("Warning", "FailedRescale", message)]
+        direction = "up" if desired > current else "down"
+        metrics.SCALE_ACTIONS.labels(ref.namespace, ref.name, direction).inc()
+        state = decision.state.after_scale(spec.scaling.behavior, now, current, desired)
+        message = f"{target.describe()} {current} -> {desired}: {decision.message}"
+        return state, [EventNote("Normal", "Scaled", message)]
+
+    def _report(
+        self,
+        ref: ObjectRef,
+        raw_status: Mapping[str, Any],
+        now: float,
+        conditions: Sequence[Condition],
+        *,
+        status: dict[str, Any] | None = None,
+        events: Sequence[EventNote] = (),
+    ) -> Evaluation:
+        merged, changed = merge(
+            raw_status.get("conditions") or [],
+            conditions,
+            now=timestamp(now),
+            generation=ref.generation,
+        )
+        full = dict(status or {})
+        full.update(
+            observedGeneration=ref.generation,
+            lastEvaluationTime=timestamp(now),
+            conditions=merged,
+        )
+        notes = list(events)
+        for condition in changed:
+            notes.append(
+                EventNote(
+                    "Normal" if condition.healthy else "Warning",
+                    condition.reason,
+                    f"{condition.type} is {condition.status}: {condition.message}",
+                )
+            )
+        for condition in conditions:
+            value = {"True": 1, "False": 0}.get(condition.status, -1)
+            metrics.CONDITION.labels(ref.namespace, ref.name, condition.type).set(value)
+        return Evaluation(full, tuple(notes))

@@ -1,0 +1,90 @@
+"""A decision as the object's status and as the operator's metrics."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+from predictive_scaler.operator import metrics
+from predictive_scaler.operator.runtime import ObjectRuntime
+from predictive_scaler.scaling import Decision, LoadHistory, ScalingState
+from predictive_scaler.units import format_duration
+
+
+def timestamp(epoch: float) -> str:
+    return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _latest(history: LoadHistory) -> float | None:
+    finite = history.values[np.isfinite(history.values)]
+    return float(finite[-1]) if finite.size else None
+
+
+def decision_status(
+    decision: Decision, history: LoadHistory, state: ScalingState, runtime: ObjectRuntime
+) -> dict[str, Any]:
+    status: dict[str, Any] = {
+        "currentReplicas": decision.current_replicas,
+        "desiredReplicas": decision.desired_replicas,
+        "decision": decision.message,
+        "scalingState": json.dumps(state.to_json(), separators=(",", ":")),
+    }
+    if state.last_scale_time is not None:
+        status["lastScaleTime"] = timestamp(state.last_scale_time)
+    load = _latest(history)
+    if load is not None:
+        status["load"] = load
+    forecast, selection = decision.forecast, runtime.selection
+    if forecast is None or selection is None:
+        return status
+    # The step whose upper bound the decision sized for.
+    peak = int(np.argmax(forecast.upper))
+    horizon = format_duration(forecast.upper.size * history.step_seconds)
+    report: dict[str, Any] = {
+        "model": selection.chosen or forecast.model,
+        "horizon": horizon,
+        "value": float(forecast.mean[peak]),
+        "lower": float(forecast.lower[peak]),
+        "upper": float(forecast.upper[peak]),
+        "level": forecast.level,
+        "summary": f"{forecast.upper[peak]:.3g} in {horizon}",
+    }
+    if selection.fitted_at is not None:
+        report["selectedAt"] = timestamp(selection.fitted_at)
+    if selection.selection is not None:
+        report["backtestErrors"] = {
+            name: round(score, 4)
+            for name, score in selection.selection.scores.items()
+            if math.isfinite(score)
+        }
+    status["forecast"] = report
+    return status
+
+
+def publish(
+    namespace: str, name: str, decision: Decision, history: LoadHistory, runtime: ObjectRuntime
+) -> None:
+    labels = (namespace, name)
+    load = _latest(history)
+    if load is not None:
+        metrics.LOAD.labels(*labels).set(load)
+    metrics.REPLICAS.labels(*labels, "current").set(decision.current_replicas)
+    metrics.REPLICAS.labels(*labels, "desired").set(decision.desired_replicas)
+    forecast = decision.forecast
+    if forecast is None:
+        return
+    peak = int(np.argmax(forecast.upper))
+    metrics.FORECAST.labels(*labels, "mean").set(float(forecast.mean[peak]))
+    metrics.FORECAST.labels(*labels, "lower").set(float(forecast.lower[peak]))
+    metrics.FORECAST.labels(*labels, "upper").set(float(forecast.upper[peak]))
+    selection = runtime.selection
+    chosen = (selection.chosen if selection else None) or forecast.model
+    metrics.set_model(namespace, name, chosen)
+    if selection is not None and selection.selection is not None:
+        score = selection.selection.scores.get(chosen)
+        if score is not None and math.isfinite(score):
+            metrics.BACKTEST_ERROR.labels(*labels).set(score)

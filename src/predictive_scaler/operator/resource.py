@@ -1,0 +1,145 @@
+"""The PredictiveScaler custom resource as Python values, parsed once at the boundary.
+
+The CRD in `crds/` is the API's source of truth and the API server applies its
+defaults and validation; these models mirror it so the operator never passes
+raw dicts around, and they re-check what the API server cannot (a spec written
+before a schema change, or an object applied with validation off).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from kubernetes.utils import parse_quantity
+from pydantic import Field, field_validator
+
+from predictive_scaler.scaling import ScalingSpec
+from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, ApiModel, Behavior
+from predictive_scaler.units import parse_duration
+
+GROUP = "autoscaling.predictive-scaler.io"
+VERSION = "v1alpha1"
+PLURAL = "predictivescalers"
+KIND = "PredictiveScaler"
+
+
+class Mode(StrEnum):
+    AUTO = "Auto"
+    DRY_RUN = "DryRun"
+
+
+class ScaleTargetRef(ApiModel):
+    api_version: Literal["apps/v1"]
+    kind: Literal["Deployment", "StatefulSet", "ReplicaSet"]
+    name: str = Field(min_length=1, max_length=253)
+
+    def describe(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+class MetricSource(ApiModel):
+    resource: Literal["cpu", "memory"] | None = None
+    query: str | None = Field(default=None, min_length=1, max_length=4096)
+    target_per_replica: str
+
+    @field_validator("target_per_replica")
+    @classmethod
+    def _positive_quantity(cls, value: str) -> str:
+        if quantity(value) <= 0:
+            raise ValueError(f"targetPerReplica must be positive, got {value!r}")
+        return value
+
+    def target_value(self) -> float:
+        return quantity(self.target_per_replica)
+
+
+def quantity(text: str) -> float:
+    """A Kubernetes quantity ("500m", "2", "512Mi") as a number; ValueError when malformed."""
+    return float(parse_quantity(text))  # type: ignore[no-untyped-call]
+
+
+def _duration(value: str | None) -> str | None:
+    if value is not None:
+        parse_duration(value)
+    return value
+
+
+class ForecastSettings(ApiModel):
+    models: tuple[str, ...] = ("auto",)
+    history: str = "6h"
+    step: str = "1m"
+    seasonality: str | None = None
+    interval: float = Field(default=0.9, ge=0.5, le=0.99)
+    refresh: str = "1h"
+
+    _durations = field_validator("history", "step", "seasonality", "refresh")(_duration)
+
+    @property
+    def step_seconds(self) -> float:
+        return parse_duration(self.step)
+
+    @property
+    def history_points(self) -> int:
+        return int(parse_duration(self.history) // self.step_seconds) + 1
+
+    @property
+    def season_length(self) -> int | None:
+        if self.seasonality is None:
+            return None
+        steps = round(parse_duration(self.seasonality) / self.step_seconds)
+        return steps if steps >= 2 else None
+
+
+class ScalingSettings(ApiModel):
+    mode: Mode = Mode.AUTO
+    lead_time: str = "2m"
+    behavior: Behavior = DEFAULT_BEHAVIOR
+
+    @field_validator("lead_time")
+    @classmethod
+    def _lead_time(cls, value: str) -> str:
+        # Zero is allowed here (pods that serve at once); parse_duration wants > 0.
+        if value.rstrip("smh") != "0":
+            parse_duration(value)
+        return value
+
+    @property
+    def lead_time_seconds(self) -> float:
+        return 0.0 if self.lead_time.rstrip("smh") == "0" else parse_duration(self.lead_time)
+
+
+class RebalanceSettings(ApiModel):
+    enabled: bool = False
+
+
+class PredictiveScalerSpec(ApiModel):
+    scale_target_ref: ScaleTargetRef
+    min_replicas: int = Field(default=1, ge=1)
+    max_replicas: int = Field(ge=1)
+    sync_period: str = "30s"
+    metric: MetricSource
+    forecast: ForecastSettings = ForecastSettings()
+    scaling: ScalingSettings = ScalingSettings()
+    rebalance: RebalanceSettings = RebalanceSettings()
+
+    _sync = field_validator("sync_period")(_duration)
+
+    @property
+    def sync_seconds(self) -> float:
+        return parse_duration(self.sync_period)
+
+    def scaling_spec(self) -> ScalingSpec:
+        """The pure policy's view of this spec (raises ValueError if min > max)."""
+        return ScalingSpec(
+            min_replicas=self.min_replicas,
+            max_replicas=self.max_replicas,
+            target_per_replica=self.metric.target_value(),
+            lead_time_seconds=self.scaling.lead_time_seconds,
+            interval=self.forecast.interval,
+            behavior=self.scaling.behavior,
+        )
+
+    @classmethod
+    def from_body(cls, spec: Any) -> PredictiveScalerSpec:
+        return cls.model_validate(dict(spec))

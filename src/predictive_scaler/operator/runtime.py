@@ -1,0 +1,40 @@
+"""What the operator keeps in memory per object: the fitted forecaster, a cache.
+
+Losing it (a restart) costs one model selection; everything a decision needs
+lives in the object's status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from predictive_scaler.forecasting import ScheduledSelection
+from predictive_scaler.operator.resource import ForecastSettings
+from predictive_scaler.units import parse_duration
+
+
+def _selection_for(settings: ForecastSettings) -> ScheduledSelection:
+    models = settings.models
+    if len(models) == 1:
+        model, candidates = models[0], None
+    else:
+        # Several names: select by backtest among exactly those.
+        model, candidates = "auto", [m for m in models if m != "auto"]
+    return ScheduledSelection(
+        model,
+        refresh_seconds=parse_duration(settings.refresh),
+        season_length=settings.season_length,
+        candidates=candidates,
+    )
+
+
+@dataclass
+class ObjectRuntime:
+    key: ForecastSettings | None = None
+    selection: ScheduledSelection | None = field(default=None, repr=False)
+
+    def forecaster(self, settings: ForecastSettings) -> ScheduledSelection:
+        """The cached selection, rebuilt when the forecast settings changed."""
+        if self.selection is None or self.key != settings:
+            self.selection, self.key = _selection_for(settings), settings
+        return self.selection

@@ -1,0 +1,82 @@
+"""The operator's own configuration, from environment variables, validated at start-up.
+
+Every variable is optional except the Prometheus URL; a bad value stops the
+operator before it touches the cluster, with the variable named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from predictive_scaler.units import parse_duration
+
+PREFIX = "PREDICTIVE_SCALER_"
+# Name of each setting's variable; PROMETHEUS_URL is shared with the local
+# cluster's env file and the usual Prometheus tooling, so it has no prefix.
+VARIABLES = {
+    "prometheus_url": "PROMETHEUS_URL",
+    "namespaces": f"{PREFIX}NAMESPACES",
+    "peering": f"{PREFIX}PEERING",
+    "bind_address": f"{PREFIX}BIND_ADDRESS",
+    "metrics_port": f"{PREFIX}METRICS_PORT",
+    "liveness_port": f"{PREFIX}LIVENESS_PORT",
+    "scrape_interval": f"{PREFIX}SCRAPE_INTERVAL",
+    "query_timeout": f"{PREFIX}QUERY_TIMEOUT",
+    "forecast_workers": f"{PREFIX}FORECAST_WORKERS",
+}
+
+
+class SettingsError(ValueError):
+    """One line per bad variable, each naming it."""
+
+
+class OperatorSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prometheus_url: AnyHttpUrl
+    # Empty: watch the whole cluster.
+    namespaces: tuple[str, ...] = ()
+    # Empty: run standalone; a name: coordinate replicas through kopf peering.
+    peering: str = ""
+    # In a pod, probes and scrapes come from outside; 127.0.0.1 for local runs.
+    bind_address: str = "0.0.0.0"
+    metrics_port: int = Field(default=8000, ge=1, le=65535)
+    liveness_port: int = Field(default=8080, ge=1, le=65535)
+    # Prometheus's scrape interval: a rate() window needs several samples.
+    scrape_interval: float = Field(default=30.0, gt=0)
+    query_timeout: float = Field(default=10.0, gt=0)
+    forecast_workers: int = Field(default=2, ge=1, le=64)
+
+    @field_validator("scrape_interval", "query_timeout", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return parse_duration(value) if isinstance(value, str) else value
+
+    @field_validator("namespaces", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @property
+    def prometheus(self) -> str:
+        return str(self.prometheus_url).rstrip("/")
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> OperatorSettings:
+        values = {field: environ[name] for field, name in VARIABLES.items() if name in environ}
+        try:
+            return cls.model_validate(values)
+        except ValidationError as error:
+            lines = []
+            for problem in error.errors():
+                field = str(problem["loc"][0]) if problem["loc"] else ""
+                variable = VARIABLES.get(field, field)
+                given = environ.get(variable)
+                shown = "is not set" if given is None else f"got {given!r}"
+                lines.append(f"{variable}: {problem['msg']} ({shown})")
+            raise SettingsError("\n".join(lines)) from None

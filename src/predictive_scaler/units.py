@@ -1,0 +1,24 @@
+"""Durations as users write them (90s, 5m, 6h, 1d), for the command line and the custom resource."""
+
+from __future__ import annotations
+
+import re
+
+DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d)?$")
+UNIT_SECONDS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``5m``, ``6h``, ``1d`` -> seconds; ValueError unless positive."""
+    match = DURATION.match(text.strip())
+    if match is None or float(match.group(1)) <= 0:
+        raise ValueError(f"want a positive duration such as 90s, 5m, 6h or 1d, got {text!r}")
+    return float(match.group(1)) * UNIT_SECONDS[match.group(2)]
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds in the coarsest unit that keeps them whole-ish: 90 -> 1.5m, 7200 -> 2h."""
+    for unit, size in (("h", 3600.0), ("m", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g}{unit}"
+    return f"{seconds:.3g}s"
