@@ -15,7 +15,7 @@ settings.register_profile("project", derandomize=True, deadline=None, print_blob
 settings.load_profile("project")
 
 # Fixtures of the local control plane; a test that asks for none of them starts nothing.
-pytest_plugins = ["tests.fixtures.cluster"]
+pytest_plugins = ["tests.fixtures.cluster", "tests.fixtures.operator"]
 
 SHARED_TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 MARKERS_BY_FOLDER = {

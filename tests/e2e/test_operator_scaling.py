@@ -1,0 +1,139 @@
+"""The operator on a real trace: scales up ahead of the load, down after it, within its limits."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from kubernetes import client
+
+import predictive_scaler.localcluster as local
+from predictive_scaler.localcluster.prometheus import instant_query
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler.traces import read_trace
+from tests.e2e.load import LoadDriver, Tick
+from tests.fixtures.cluster import wait_for
+from tests.fixtures.operator import OperatorProcess, condition, events_for, read_status, scaler
+
+SECONDS_PER_STEP = 2.0  # one 15-minute bucket of the trace is replayed in 2 s
+PEAK_CORES = 4.0
+CAPACITY = 1.0  # cores one replica can carry: its CPU request
+TARGET = 0.5  # cores per replica the scaler sizes for
+WARMUP = 40.0  # seconds of history before the operator may decide
+
+
+def nasa_morning(traces: Path) -> np.ndarray:
+    """NASA HTTP, Monday 3 July 1995, 03:00-20:00 in 15-minute buckets, scaled to PEAK_CORES."""
+    trace = read_trace(traces / "nasa_http_1995_per_minute.csv", "requests_per_minute")
+    day = np.asarray(trace.values)[2 * 1440 : 3 * 1440].reshape(-1, 15).sum(axis=1)
+    window = day[12:80]
+    return np.asarray(window / window.max() * PEAK_CORES, dtype=float)
+
+
+def deployment(name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "image": "registry.invalid/app:1",
+                            "resources": {"requests": {"cpu": str(CAPACITY), "memory": "64Mi"}},
+                        }
+                    ]
+                },
+            },
+        },
+    }
+
+
+def test_operator_scales_ahead_of_a_real_trace_and_back_within_its_behavior(
+    operator: OperatorProcess,
+    local_cluster: local.LocalCluster,
+    core_v1: client.CoreV1Api,
+    apps_v1: client.AppsV1Api,
+    custom_objects: client.CustomObjectsApi,
+    namespace: str,
+    shared_traces: Path,
+) -> None:
+    curve = nasa_morning(shared_traces)
+    duration = (curve.size - 1) * SECONDS_PER_STEP
+    apps_v1.create_namespaced_deployment(namespace, deployment("web", 2))  # type: ignore[arg-type]
+    body = scaler(
+        "web",
+        "web",
+        metric={"resource": "cpu", "targetPerReplica": f"{round(TARGET * 1000)}m"},
+        min_replicas=2,
+        max_replicas=10,
+    )
+    body["spec"]["scaling"]["behavior"] = {
+        "scaleDown": {
+            "stabilizationWindowSeconds": 10,
+            "policies": [{"type": "Pods", "value": 1, "periodSeconds": 4}],
+        }
+    }
+    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+
+    def load_at(seconds: float) -> float:
+        return float(np.interp(seconds / SECONDS_PER_STEP, np.arange(curve.size), curve))
+
+    driver = LoadDriver(core_v1, apps_v1, namespace, "web", load_at)
+    driver.start()
+    try:
+        wait_for(lambda: driver.elapsed() >= duration, timeout=duration + 30, what="the replay")
+    finally:
+        driver.stop()
+    ticks = driver.ticks
+    assert not driver.errors, driver.errors
+    assert len(ticks) > duration * 0.8, "the driver fell behind"
+
+    # Never above maxReplicas.
+    assert max(t.replicas for t in ticks) <= 10
+    # It had to scale: the trace's peak needs more than the initial two replicas carry.
+    assert max(t.load for t in ticks) > 2 * CAPACITY
+    # Up before the load exceeded what the replicas at the time could carry.
+    first_up = next(t for t in ticks if t.replicas > 2)
+    first_beyond_initial = next(t for t in ticks if t.load > 2 * CAPACITY)
+    assert first_up.seconds < first_beyond_initial.seconds, (first_up, first_beyond_initial)
+    overloaded = [t for t in ticks if t.seconds > WARMUP and t.load > t.running * CAPACITY]
+    assert not overloaded, overloaded[:5]
+    # Down after the peak, no faster than one pod per 4 s (the scale-down policy).
+    peak = max(ticks, key=lambda t: t.replicas)
+    assert ticks[-1].replicas < peak.replicas
+    assert_scale_down_rate(ticks, pods=1, period=4.0)
+
+    status = read_status(custom_objects, namespace, "web")
+    assert condition(status, "Ready")["status"] == "True"
+    assert status["forecast"]["model"]
+    assert status["lastScaleTime"]
+    reasons = {e.reason for e in events_for(core_v1, namespace, "web")}
+    assert "Scaled" in reasons
+    # Prometheus saw the same story: the load it recorded, and the replicas the operator exported.
+    seen = instant_query(
+        local_cluster.prometheus_url,
+        f'max_over_time(predictive_scaler_replicas{{namespace="{namespace}",kind="desired"}}[5m])',
+    )
+    assert seen
+    assert seen[0].value == peak.replicas
+    load_peak = instant_query(
+        local_cluster.prometheus_url,
+        f'max_over_time(predictive_scaler_load{{namespace="{namespace}"}}[5m])',
+    )
+    assert load_peak
+    assert math.isclose(load_peak[0].value, PEAK_CORES, rel_tol=0.25)
+
+
+def assert_scale_down_rate(ticks: list[Tick], *, pods: int, period: float) -> None:
+    for i, earlier in enumerate(ticks):
+        for later in ticks[i + 1 :]:
+            if later.seconds - earlier.seconds >= period:
+                break
+            assert earlier.replicas - later.replicas <= pods, (earlier, later)
