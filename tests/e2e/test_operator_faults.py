@@ -1,0 +1,281 @@
+"""What the operator does when things go wrong: it says so, holds replicas, and recovers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+import predictive_scaler.localcluster as local
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from tests.e2e.load import LoadDriver
+from tests.e2e.test_operator_scaling import deployment
+from tests.fixtures.cluster import wait_for
+from tests.fixtures.operator import OperatorProcess, condition, events_for, read_status, scaler
+
+CPU = {"resource": "cpu", "targetPerReplica": "500m"}
+
+
+def fast_scaler(name: str, target: str, mode: str = "Auto") -> dict[str, Any]:
+    """2 s steps over 20 s of history: decides about 12 s after its load appears."""
+    body = scaler(name, target, metric=CPU, min_replicas=2, mode=mode)
+    body["spec"]["forecast"]["history"] = "20s"
+    return body
+
+
+def create(custom_objects: client.CustomObjectsApi, namespace: str, body: dict[str, Any]) -> None:
+    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+
+
+def replicas(apps: client.AppsV1Api, namespace: str, name: str) -> int:
+    scale = apps.read_namespaced_deployment_scale(name, namespace)
+    return int(scale.spec.replicas) if scale.spec and scale.spec.replicas else 0
+
+
+def wait_condition(
+    custom_objects: client.CustomObjectsApi,
+    namespace: str,
+    name: str,
+    kind: str,
+    status: str,
+    reason: str | None = None,
+    timeout: float = 60,
+) -> dict[str, Any]:
+    def reached() -> bool:
+        found = condition(read_status(custom_objects, namespace, name), kind)
+        return found.get("status") == status and (reason is None or found.get("reason") == reason)
+
+    wait_for(reached, timeout=timeout, what=f"{name}: {kind}={status} ({reason})")
+    return condition(read_status(custom_objects, namespace, name), kind)
+
+
+def scaled_up(apps: client.AppsV1Api, namespace: str, name: str = "web") -> int:
+    """Wait for the first scale-up from 2 and return the replicas it set.
+
+    The exact count depends on how wide the first forecast interval is (the
+    history still holds the warm-up of the rate window), so tests take it as found.
+    """
+    wait_for(lambda: replicas(apps, namespace, name) > 2, timeout=90, what=f"{name} to scale up")
+    return replicas(apps, namespace, name)
+
+
+def hold_for(seconds: float, check: Any) -> None:
+    """Check an invariant repeatedly for a while (it must hold all along, not just at the end)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        check()
+        time.sleep(0.5)
+
+
+@pytest.fixture
+def steady_load(
+    core_v1: client.CoreV1Api, apps_v1: client.AppsV1Api, namespace: str
+) -> Iterator[LoadDriver]:
+    """Deployment `web` (2 replicas) with 1.7 cores of load spread over its pods."""
+    apps_v1.create_namespaced_deployment(namespace, deployment("web", 2))  # type: ignore[arg-type]
+    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.7)
+    driver.start()
+    yield driver
+    driver.stop()
+
+
+def test_a_missing_target_is_reported_and_nothing_else_is_touched(
+    operator: OperatorProcess,
+    custom_objects: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    namespace: str,
+) -> None:
+    create(custom_objects, namespace, scaler("ghost", "no-such-deployment", metric=CPU))
+    ready = wait_condition(custom_objects, namespace, "ghost", "Ready", "False", "TargetNotFound")
+    assert "Deployment/no-such-deployment not found" in ready["message"]
+    wait_for(
+        lambda: "TargetNotFound" in {e.reason for e in events_for(core_v1, namespace, "ghost")},
+        what="a TargetNotFound Event",
+    )
+    assert operator.alive()
+
+
+def test_a_query_returning_several_series_holds_replicas(
+    operator: OperatorProcess,
+    custom_objects: client.CustomObjectsApi,
+    apps_v1: client.AppsV1Api,
+    steady_load: LoadDriver,
+    namespace: str,
+) -> None:
+    query = f'rate(container_cpu_usage_seconds_total{{namespace="{namespace}"}}[10s])'
+    create(
+        custom_objects,
+        namespace,
+        scaler("several", "web", metric={"query": query, "targetPerReplica": "100m"}),
+    )
+    available = wait_condition(
+        custom_objects, namespace, "several", "MetricsAvailable", "False", "MultipleSeries"
+    )
+    assert "returns 2 series" in available["message"]
+    hold_for(6, lambda: replicas_stay(apps_v1, namespace, 2))
+
+
+def replicas_stay(apps: client.AppsV1Api, namespace: str, expected: int) -> None:
+    assert replicas(apps, namespace, "web") == expected
+
+
+def test_prometheus_stopped_mid_run_holds_replicas_and_recovers_by_itself(
+    operator: OperatorProcess,
+    local_cluster: local.LocalCluster,
+    custom_objects: client.CustomObjectsApi,
+    apps_v1: client.AppsV1Api,
+    core_v1: client.CoreV1Api,
+    steady_load: LoadDriver,
+    namespace: str,
+) -> None:
+    create(custom_objects, namespace, fast_scaler("web", "web"))
+    wait_condition(custom_objects, namespace, "web", "Ready", "True", timeout=90)
+    scaled_up(apps_v1, namespace)
+    try:
+        local.stop_component(local_cluster.run_dir, "prometheus")
+        held = replicas(apps_v1, namespace, "web")
+        down = wait_condition(
+            custom_objects, namespace, "web", "MetricsAvailable", "False", "Unreachable"
+        )
+        assert "unreachable" in down["message"]
+        hold_for(6, lambda: replicas_stay(apps_v1, namespace, held))
+        status = read_status(custom_objects, namespace, "web")
+        assert condition(status, "ScalingActive")["status"] == "False"
+        assert status["decision"].startswith(f"holding {held} replicas")
+    finally:
+        local.restart_component(local_cluster.run_dir, "prometheus")
+    wait_condition(custom_objects, namespace, "web", "MetricsAvailable", "True", timeout=90)
+    wait_condition(custom_objects, namespace, "web", "Ready", "True")
+    warnings = {e.reason for e in events_for(core_v1, namespace, "web") if e.type == "Warning"}
+    assert "Unreachable" in warnings
+    assert replicas(apps_v1, namespace, "web") >= held
+
+
+def test_a_target_managed_by_an_hpa_or_an_older_scaler_is_refused_by_name(
+    operator: OperatorProcess,
+    kube_api: client.ApiClient,
+    custom_objects: client.CustomObjectsApi,
+    apps_v1: client.AppsV1Api,
+    steady_load: LoadDriver,
+    namespace: str,
+) -> None:
+    hpa = {
+        "metadata": {"name": "web-hpa"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 2,
+            "maxReplicas": 3,
+            "metrics": [
+                {
+                    "type": "Resource",
+                    "resource": {
+                        "name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": 70},
+                    },
+                }
+            ],
+        },
+    }
+    autoscaling = client.AutoscalingV2Api(kube_api)
+    autoscaling.create_namespaced_horizontal_pod_autoscaler(namespace, hpa)  # type: ignore[arg-type]
+    create(custom_objects, namespace, fast_scaler("web", "web"))
+    ready = wait_condition(
+        custom_objects, namespace, "web", "Ready", "False", "ConflictingAutoscaler"
+    )
+    assert "HorizontalPodAutoscaler/web-hpa already manages Deployment/web" in ready["message"]
+    hold_for(4, lambda: replicas_stay(apps_v1, namespace, 2))
+
+    autoscaling.delete_namespaced_horizontal_pod_autoscaler("web-hpa", namespace)
+    wait_condition(custom_objects, namespace, "web", "Ready", "True", timeout=90)
+    create(custom_objects, namespace, fast_scaler("web-too", "web"))
+    second = wait_condition(
+        custom_objects, namespace, "web-too", "Ready", "False", "ConflictingAutoscaler"
+    )
+    assert "PredictiveScaler/web already manages Deployment/web" in second["message"]
+
+
+def test_dry_run_reports_the_decision_and_changes_nothing(
+    operator: OperatorProcess,
+    custom_objects: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    apps_v1: client.AppsV1Api,
+    namespace: str,
+) -> None:
+    drivers = []
+    for name in ("live", "dry"):
+        apps_v1.create_namespaced_deployment(namespace, deployment(name, 2))  # type: ignore[arg-type]
+        drivers.append(LoadDriver(core_v1, apps_v1, namespace, name, lambda _: 2.6))
+    for driver in drivers:
+        driver.start()
+    try:
+        # "shadow" watches the same Deployment as "live" in DryRun: same history,
+        # same decision code, so its first decision must be the one "live" carries out.
+        create(custom_objects, namespace, fast_scaler("live", "live"))
+        create(custom_objects, namespace, fast_scaler("shadow", "live", mode="DryRun"))
+        create(custom_objects, namespace, fast_scaler("dry", "dry", mode="DryRun"))
+        shadow: list[int] = []
+
+        def shadow_wants_more() -> bool:
+            desired = int(
+                read_status(custom_objects, namespace, "shadow").get("desiredReplicas", 0)
+            )
+            if desired > 2 and not shadow:
+                shadow.append(desired)
+            return bool(shadow)
+
+        wait_for(shadow_wants_more, timeout=90, what="the DryRun shadow to want more replicas")
+
+        def dry_wants_more() -> bool:
+            assert replicas(apps_v1, namespace, "dry") == 2, "DryRun changed its Deployment"
+            return int(read_status(custom_objects, namespace, "dry").get("desiredReplicas", 0)) > 2
+
+        wait_for(dry_wants_more, timeout=60, what="the DryRun object to want more replicas")
+        live = scaled_up(apps_v1, namespace, "live")
+        hold_for(6, lambda: replicas_stay_named(apps_v1, namespace, "dry", 2))
+    finally:
+        for driver in drivers:
+            driver.stop()
+    # Evaluated up to one step apart, the two may see one sample more or less.
+    assert abs(shadow[0] - live) <= 1, (shadow, live)
+    status = read_status(custom_objects, namespace, "dry")
+    assert condition(status, "ScalingActive")["reason"] == "DryRun"
+    assert "forecast" in status["decision"]
+    assert "Scaled" not in {e.reason for e in events_for(core_v1, namespace, "dry")}
+
+
+def replicas_stay_named(apps: client.AppsV1Api, namespace: str, name: str, expected: int) -> None:
+    assert replicas(apps, namespace, name) == expected
+
+
+def test_killing_and_restarting_the_operator_loses_no_state_and_scales_nothing(
+    operator: OperatorProcess,
+    custom_objects: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    apps_v1: client.AppsV1Api,
+    steady_load: LoadDriver,
+    namespace: str,
+) -> None:
+    create(custom_objects, namespace, fast_scaler("web", "web"))
+    held = scaled_up(apps_v1, namespace)
+    wait_condition(custom_objects, namespace, "web", "Ready", "True")
+    before = read_status(custom_objects, namespace, "web")
+    scaled_before = sum(e.reason == "Scaled" for e in events_for(core_v1, namespace, "web"))
+
+    operator.kill()
+    operator.start()
+
+    def evaluated_again() -> bool:
+        now = read_status(custom_objects, namespace, "web")
+        return str(now.get("lastEvaluationTime", "")) > str(before["lastEvaluationTime"])
+
+    wait_for(evaluated_again, timeout=60, what="the restarted operator to evaluate")
+    hold_for(8, lambda: replicas_stay(apps_v1, namespace, held))
+    after = read_status(custom_objects, namespace, "web")
+    assert after["lastScaleTime"] == before["lastScaleTime"]
+    assert '"scale_up_events":[{' in after["scalingState"]
+    assert before["scalingState"].split('"scale_up_events":')[1][:40] in after["scalingState"]
+    scaled_after = sum(e.reason == "Scaled" for e in events_for(core_v1, namespace, "web"))
+    assert scaled_after == scaled_before
