@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from predictive_scaler.operator.conditions import Condition, Observation, blocked, merge, observed
+from predictive_scaler.scaling import Decision, ScalingState
+
+T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"
+
+
+def test_transition_time_moves_only_when_the_status_does() -> None:
+    first, changed = merge([], [Condition("Ready", "True", "Evaluated", "a")], now=T0, generation=1)
+    assert [c.type for c in changed] == ["Ready"]
+    same, changed = merge(
+        first, [Condition("Ready", "True", "Evaluated", "b")], now=T1, generation=2
+    )
+    assert changed == []
+    assert same[0]["lastTransitionTime"] == T0
+    assert same[0]["message"] == "b"
+    assert same[0]["observedGeneration"] == 2
+    flipped, changed = merge(same, [Condition("Ready", "False", "Gone", "c")], now=T1, generation=2)
+    assert flipped[0]["lastTransitionTime"] == T1
+    assert changed == [Condition("Ready", "False", "Gone", "c")]
+
+
+def test_a_new_reason_with_the_same_status_is_a_change_worth_an_event() -> None:
+    before, _ = merge(
+        [], [Condition("MetricsAvailable", "False", "Unreachable", "")], now=T0, generation=1
+    )
+    _, changed = merge(
+        before, [Condition("MetricsAvailable", "False", "MultipleSeries", "")], now=T1, generation=1
+    )
+    assert [c.reason for c in changed] == ["MultipleSeries"]
+
+
+def test_bad_news_is_a_warning_and_limits_are_bad_news_when_true() -> None:
+    assert Condition("Ready", "True", "Evaluated", "").healthy
+    assert not Condition("Ready", "False", "TargetNotFound", "").healthy
+    assert not Condition("ScalingLimited", "True", "ScaleUpLimit", "").healthy
+    assert Condition("ScalingLimited", "False", "DesiredWithinRange", "").healthy
+
+
+def test_a_blocked_object_is_not_ready_and_does_not_scale() -> None:
+    by_type = {c.type: c for c in blocked("TargetNotFound", "Deployment/x not found")}
+    assert by_type["Ready"].status == "False"
+    assert by_type["ScalingActive"].status == "False"
+    assert by_type["MetricsAvailable"].status == "Unknown"
+    assert set(by_type) == {
+        "Ready",
+        "MetricsAvailable",
+        "ForecastReliable",
+        "ScalingActive",
+        "ScalingLimited",
+    }
+
+
+def _seen(decision: Decision, **overrides: object) -> Observation:
+    values: dict[str, object] = {
+        "dry_run": False,
+        "decision": decision,
+        "samples": 21,
+        "usable_samples": 21,
+        "step": "2s",
+        "metrics_error": None,
+        "model": "holt",
+    }
+    values.update(overrides)
+    return Observation(**values)  # type: ignore[arg-type]
+
+
+def test_unreachable_prometheus_holds_and_says_why() -> None:
+    held = Decision(
+        3, 3, ("holding 3 replicas: no load samples",), ScalingState(), held="MissingMetrics"
+    )
+    by_type = {c.type: c for c in observed(_seen(held, metrics_error=("Unreachable", "down")))}
+    assert (by_type["MetricsAvailable"].status, by_type["MetricsAvailable"].reason) == (
+        "False",
+        "Unreachable",
+    )
+    assert (by_type["ScalingActive"].status, by_type["ScalingActive"].reason) == (
+        "False",
+        "Unreachable",
+    )
+    assert by_type["Ready"].reason == "Unreachable"
+
+
+def test_dry_run_is_ready_but_not_scaling() -> None:
+    decided = Decision(5, 3, ("5 replicas (from 3)",), ScalingState(), limit="ScaleUpLimit")
+    by_type = {c.type: c for c in observed(_seen(decided, dry_run=True))}
+    assert by_type["Ready"].status == "True"
+    assert by_type["ScalingActive"].reason == "DryRun"
+    assert (by_type["ScalingLimited"].status, by_type["ScalingLimited"].reason) == (
+        "True",
+        "ScaleUpLimit",
+    )

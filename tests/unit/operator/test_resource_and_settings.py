@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import pytest
+
+from predictive_scaler.operator.prometheus import resource_query
+from predictive_scaler.operator.resource import PredictiveScalerSpec
+from predictive_scaler.operator.runtime import ObjectRuntime
+from predictive_scaler.operator.settings import OperatorSettings, SettingsError
+
+SPEC = {
+    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web.v2"},
+    "maxReplicas": 8,
+    "metric": {"resource": "cpu", "targetPerReplica": "350m"},
+    "forecast": {"history": "1h", "step": "30s", "seasonality": "1d"},
+    "scaling": {"leadTime": "0s"},
+}
+
+
+def test_spec_maps_onto_the_pure_scaling_spec() -> None:
+    spec = PredictiveScalerSpec.from_body(SPEC)
+    scaling = spec.scaling_spec()
+    assert scaling.target_per_replica == pytest.approx(0.35)
+    assert scaling.lead_time_seconds == 0
+    assert (scaling.min_replicas, scaling.max_replicas) == (1, 8)
+    assert spec.forecast.history_points == 121
+    assert spec.forecast.season_length == 2880
+
+
+def test_min_above_max_is_refused_even_if_the_api_server_let_it_in() -> None:
+    with pytest.raises(ValueError, match="minReplicas"):
+        PredictiveScalerSpec.from_body({**SPEC, "minReplicas": 9}).scaling_spec()
+
+
+def test_cpu_query_matches_the_deployments_pods_by_name_in_its_namespace() -> None:
+    spec = PredictiveScalerSpec.from_body(SPEC)
+    query = resource_query(spec.metric, "shop", spec.scale_target_ref, rate_window=120)
+    assert query == (
+        'sum(rate(container_cpu_usage_seconds_total{namespace="shop",'
+        'pod=~"web\\\\.v2-[a-z0-9]{1,10}-[a-z0-9]{5}",container!=""}[120s]))'
+    )
+
+
+def test_the_cached_forecaster_is_rebuilt_only_when_forecast_settings_change() -> None:
+    runtime = ObjectRuntime()
+    spec = PredictiveScalerSpec.from_body(SPEC)
+    first = runtime.forecaster(spec.forecast)
+    assert runtime.forecaster(spec.forecast) is first
+    several = PredictiveScalerSpec.from_body({**SPEC, "forecast": {"models": ["holt", "ets"]}})
+    rebuilt = runtime.forecaster(several.forecast)
+    assert rebuilt is not first
+    assert (rebuilt.model, rebuilt.candidates) == ("auto", ("holt", "ets"))
+
+
+def test_settings_name_every_bad_variable() -> None:
+    with pytest.raises(SettingsError) as bad:
+        OperatorSettings.from_environment(
+            {"PREDICTIVE_SCALER_METRICS_PORT": "70000", "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "soon"}
+        )
+    lines = str(bad.value).splitlines()
+    assert any(line.startswith("PROMETHEUS_URL:") and "is not set" in line for line in lines)
+    assert any(line.startswith("PREDICTIVE_SCALER_METRICS_PORT:") for line in lines)
+    assert any(line.startswith("PREDICTIVE_SCALER_SCRAPE_INTERVAL:") for line in lines)
+
+
+def test_settings_parse_durations_and_namespace_lists() -> None:
+    settings = OperatorSettings.from_environment(
+        {
+            "PROMETHEUS_URL": "http://prometheus:9090/",
+            "PREDICTIVE_SCALER_NAMESPACES": "shop, web ,",
+            "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "15s",
+        }
+    )
+    assert settings.namespaces == ("shop", "web")
+    assert settings.scrape_interval == 15
+    assert settings.prometheus == "http://prometheus:9090"
