@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from kubernetes import client
+from prometheus_api_client import PrometheusConnect
 
 import predictive_scaler.localcluster as local
 from predictive_scaler.localcluster.prometheus import instant_query
@@ -15,7 +17,14 @@ from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.traces import read_trace
 from tests.e2e.load import LoadDriver, Tick
 from tests.fixtures.cluster import wait_for
-from tests.fixtures.operator import OperatorProcess, condition, events_for, read_status, scaler
+from tests.fixtures.operator import (
+    OperatorProcess,
+    condition,
+    events_for,
+    kubectl,
+    read_status,
+    scaler,
+)
 
 SECONDS_PER_STEP = 2.0  # one 15-minute bucket of the trace is replayed in 2 s
 PEAK_CORES = 4.0
@@ -116,6 +125,9 @@ def test_operator_scales_ahead_of_a_real_trace_and_back_within_its_behavior(
     assert status["lastScaleTime"]
     reasons = {e.reason for e in events_for(core_v1, namespace, "web")}
     assert "Scaled" in reasons
+    described = kubectl(local_cluster, "describe", "psc", "web", "-n", namespace)
+    for part in ("Conditions:", "Decision:", "Backtest Errors:", "Scaled", "Deployment/web 2 ->"):
+        assert part in described, part
     # Prometheus saw the same story: the load it recorded, and the replicas the operator exported.
     seen = instant_query(
         local_cluster.prometheus_url,
@@ -123,6 +135,7 @@ def test_operator_scales_ahead_of_a_real_trace_and_back_within_its_behavior(
     )
     assert seen
     assert seen[0].value == peak.replicas
+    assert_scaled_before_overload_in_prometheus(local_cluster, namespace, duration + 30)
     load_peak = instant_query(
         local_cluster.prometheus_url,
         f'max_over_time(predictive_scaler_load{{namespace="{namespace}"}}[5m])',
@@ -137,3 +150,27 @@ def assert_scale_down_rate(ticks: list[Tick], *, pods: int, period: float) -> No
             if later.seconds - earlier.seconds >= period:
                 break
             assert earlier.replicas - later.replicas <= pods, (earlier, later)
+
+
+def _first_above(series: list[dict[str, Any]], threshold: float) -> float:
+    points = sorted((float(t), float(v)) for item in series for t, v in item["values"])
+    return next(t for t, v in points if v > threshold)
+
+
+def assert_scaled_before_overload_in_prometheus(
+    cluster: local.LocalCluster, namespace: str, seconds: float
+) -> None:
+    """From Prometheus's own timestamps: replicas rose before the load outgrew the first two."""
+    prometheus = PrometheusConnect(url=cluster.prometheus_url)
+    end = datetime.datetime.now(datetime.UTC)
+    start = end - datetime.timedelta(seconds=seconds)
+    current = prometheus.custom_query_range(
+        f'predictive_scaler_replicas{{namespace="{namespace}",kind="current"}}', start, end, "1s"
+    )
+    load = prometheus.custom_query_range(
+        f'sum(rate(container_cpu_usage_seconds_total{{namespace="{namespace}"}}[6s]))',
+        start,
+        end,
+        "1s",
+    )
+    assert _first_above(current, 2) < _first_above(load, 2 * CAPACITY)
