@@ -84,7 +84,7 @@ class Evaluator:
             spec = PredictiveScalerSpec.from_body(raw_spec)
             scaling_spec = spec.scaling_spec()
         except (ValidationError, ValueError) as error:
-            return self._report(ref, raw_status, now, blocked("InvalidSpec", str(error)))
+            return self._blocked(ref, raw_status, now, "InvalidSpec", str(error))
         target = spec.scale_target_ref
         # A DryRun object sets no replicas, so it may watch beside any autoscaler.
         rival = None
@@ -92,11 +92,11 @@ class Evaluator:
             rival = self.kube.rival_autoscaler(ref.namespace, ref.name, target, ref.created)
         if rival is not None:
             message = f"{rival} already manages {target.describe()}; this object sets no replicas"
-            return self._report(ref, raw_status, now, blocked("ConflictingAutoscaler", message))
+            return self._blocked(ref, raw_status, now, "ConflictingAutoscaler", message)
         try:
             scale = self.kube.read_scale(ref.namespace, target)
         except TargetNotFoundError as error:
-            return self._report(ref, raw_status, now, blocked("TargetNotFound", str(error)))
+            return self._blocked(ref, raw_status, now, "TargetNotFound", str(error))
 
         step = spec.forecast.step_seconds
         points = spec.forecast.history_points
@@ -163,6 +163,13 @@ class Evaluator:
         state = decision.state.after_scale(spec.scaling.behavior, now, current, desired)
         message = f"{target.describe()} {current} -> {desired}: {decision.message}"
         return state, [EventNote("Normal", "Scaled", message)]
+
+    def _blocked(
+        self, ref: ObjectRef, raw_status: Mapping[str, Any], now: float, reason: str, message: str
+    ) -> Evaluation:
+        # The decision fields of an earlier evaluation would mislead: say what stops this one.
+        status = {"decision": f"not evaluated: {message}", "desiredReplicas": None}
+        return self._report(ref, raw_status, now, blocked(reason, message), status=status)
 
     def _report(
         self,
