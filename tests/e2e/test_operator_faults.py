@@ -12,8 +12,7 @@ from kubernetes import client
 import predictive_scaler.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from tests.e2e.load import LoadDriver
-from tests.e2e.test_operator_scaling import deployment
-from tests.fixtures.cluster import wait_for
+from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.operator import OperatorProcess, condition, events_for, read_status, scaler
 
 CPU = {"resource": "cpu", "targetPerReplica": "500m"}
@@ -75,7 +74,7 @@ def steady_load(
     core_v1: client.CoreV1Api, apps_v1: client.AppsV1Api, namespace: str
 ) -> Iterator[LoadDriver]:
     """Deployment `web` (2 replicas) with 1.7 cores of load spread over its pods."""
-    apps_v1.create_namespaced_deployment(namespace, deployment("web", 2))  # type: ignore[arg-type]
+    create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
     driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.7)
     driver.start()
     yield driver
@@ -206,7 +205,7 @@ def test_dry_run_reports_the_decision_and_changes_nothing(
 ) -> None:
     drivers = []
     for name in ("live", "dry"):
-        apps_v1.create_namespaced_deployment(namespace, deployment(name, 2))  # type: ignore[arg-type]
+        create_deployment(apps_v1, namespace, name, 2, cpu_request="1")
         drivers.append(LoadDriver(core_v1, apps_v1, namespace, name, lambda _: 2.6))
     for driver in drivers:
         driver.start()

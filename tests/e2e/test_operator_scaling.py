@@ -16,7 +16,7 @@ from predictive_scaler.localcluster.prometheus import instant_query
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.traces import read_trace
 from tests.e2e.load import LoadDriver, Tick
-from tests.fixtures.cluster import wait_for
+from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.operator import (
     OperatorProcess,
     condition,
@@ -41,29 +41,6 @@ def nasa_morning(traces: Path) -> np.ndarray:
     return np.asarray(window / window.max() * PEAK_CORES, dtype=float)
 
 
-def deployment(name: str, replicas: int) -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "metadata": {"name": name, "labels": labels},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "app",
-                            "image": "registry.invalid/app:1",
-                            "resources": {"requests": {"cpu": str(CAPACITY), "memory": "64Mi"}},
-                        }
-                    ]
-                },
-            },
-        },
-    }
-
-
 def test_operator_scales_ahead_of_a_real_trace_and_back_within_its_behavior(
     operator: OperatorProcess,
     local_cluster: local.LocalCluster,
@@ -75,7 +52,7 @@ def test_operator_scales_ahead_of_a_real_trace_and_back_within_its_behavior(
 ) -> None:
     curve = nasa_morning(shared_traces)
     duration = (curve.size - 1) * SECONDS_PER_STEP
-    apps_v1.create_namespaced_deployment(namespace, deployment("web", 2))  # type: ignore[arg-type]
+    create_deployment(apps_v1, namespace, "web", 2, cpu_request=str(CAPACITY))
     body = scaler(
         "web",
         "web",

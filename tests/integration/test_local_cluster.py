@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import uuid
-from typing import Any
 
 import pytest
 from kubernetes import client
@@ -14,34 +13,15 @@ from prometheus_client import CollectorRegistry, Gauge, start_http_server
 import predictive_scaler.localcluster as local
 from predictive_scaler.localcluster.kube import NodeShape, set_pod_usage
 from predictive_scaler.localcluster.prometheus import Sample
-from tests.fixtures.cluster import KwokNodes, PrometheusQuery, wait_for
+from tests.fixtures.cluster import (
+    KwokNodes,
+    PrometheusQuery,
+    create_deployment,
+    deployment,
+    wait_for,
+)
 
 APP = "smoke"
-
-
-def deployment(name: str, replicas: int, *, cpu_request: str = "100m") -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "app",
-                            "image": "registry.invalid/app:1",
-                            "resources": {"requests": {"cpu": cpu_request, "memory": "64Mi"}},
-                        }
-                    ]
-                },
-            },
-        },
-    }
 
 
 def running_pods(core: client.CoreV1Api, namespace: str, app: str) -> list[client.V1Pod]:
@@ -54,10 +34,6 @@ def running_pods(core: client.CoreV1Api, namespace: str, app: str) -> list[clien
         and p.metadata is not None
         and p.metadata.deletion_timestamp is None
     ]
-
-
-def create_deployment(apps: client.AppsV1Api, namespace: str, name: str, replicas: int) -> None:
-    apps.create_namespaced_deployment(namespace, deployment(name, replicas))  # type: ignore[arg-type]
 
 
 def test_scheduler_places_deployment_pods_on_kwok_nodes_and_scale_subresource_resizes(
