@@ -77,9 +77,15 @@ class LoadDriver:
         share = load / max(1, len(pods))
         for pod in pods:
             assert pod.metadata is not None
-            set_pod_usage(
-                self.core, self.namespace, str(pod.metadata.name), cpu=f"{round(share * 1000)}m"
-            )
+            try:
+                set_pod_usage(
+                    self.core, self.namespace, str(pod.metadata.name), cpu=f"{round(share * 1000)}m"
+                )
+            except ApiException as error:
+                # Scale-in deleted it between the list and the patch: the next tick
+                # spreads the load over the pods that are left.
+                if error.status != 404:
+                    raise
         scale = self.apps.read_namespaced_deployment_scale(self.deployment, self.namespace)
         replicas = int(scale.spec.replicas) if scale.spec and scale.spec.replicas else 0
         self.ticks.append(Tick(seconds, load, replicas, len(pods)))

@@ -1,0 +1,148 @@
+"""Node scores from real usage, the load-balance degree, and the two load heaps.
+
+For each metric m (CPU, memory, network throughput, disk I/O by default) the
+cluster mean is the capacity-weighted mean utilisation; node i's ratio is
+mean_m / util_{i,m}; its score is the log of the weighted mean of its ratios.
+A score above 0 is lighter than the cluster, below 0 heavier. The cluster's
+load-balance degree is the standard deviation of the scores: 0 is perfectly
+even.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+DEFAULT_WEIGHTS: Mapping[str, float] = {"cpu": 1.0, "memory": 1.0, "network": 1.0, "disk": 1.0}
+# A node using (almost) nothing of a metric would have an infinite ratio; this
+# caps what one idle metric can add to a node's score.
+MAX_RATIO = 100.0
+
+
+@dataclass(frozen=True)
+class NodeLoad:
+    """A node's capacity and usage per metric (same units per metric across nodes)."""
+
+    name: str
+    capacity: Mapping[str, float]
+    usage: Mapping[str, float]
+
+    def utilisation(self, metric: str) -> float:
+        capacity = self.capacity.get(metric, 0.0)
+        return self.usage.get(metric, 0.0) / capacity if capacity > 0 else 0.0
+
+    def moved(self, delta: Mapping[str, float]) -> NodeLoad:
+        """This node with `delta` added to its usage (negative to take a pod away)."""
+        usage = {m: max(0.0, self.usage.get(m, 0.0) + delta.get(m, 0.0)) for m in self.capacity}
+        return NodeLoad(self.name, self.capacity, usage)
+
+
+@dataclass(frozen=True)
+class ScoringConfig:
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    # Nodes scoring below it are high-load (sources); the others low-load (destinations).
+    threshold: float = -0.1
+
+    def __post_init__(self) -> None:
+        if not self.weights or any(w < 0 or not math.isfinite(w) for w in self.weights.values()):
+            raise ValueError(f"weights must be finite and >= 0, got {dict(self.weights)}")
+        if sum(self.weights.values()) <= 0:
+            raise ValueError("at least one metric needs a positive weight")
+
+
+def cluster_means(nodes: Iterable[NodeLoad], metrics: Iterable[str]) -> dict[str, float]:
+    """Capacity-weighted mean utilisation per metric: total usage over total capacity."""
+    pool = list(nodes)
+    means = {}
+    for metric in metrics:
+        capacity = sum(n.capacity.get(metric, 0.0) for n in pool)
+        usage = sum(n.usage.get(metric, 0.0) for n in pool)
+        means[metric] = usage / capacity if capacity > 0 else 0.0
+    return means
+
+
+def node_score(node: NodeLoad, means: Mapping[str, float], weights: Mapping[str, float]) -> float:
+    """log of the weighted mean of mean_m / util_m; metrics nobody uses count as even."""
+    total_weight = 0.0
+    weighted = 0.0
+    for metric, weight in weights.items():
+        if weight <= 0:
+            continue
+        mean = means.get(metric, 0.0)
+        if mean <= 0:
+            ratio = 1.0
+        else:
+            util = node.utilisation(metric)
+            ratio = MAX_RATIO if util <= mean / MAX_RATIO else mean / util
+        weighted += weight * ratio
+        total_weight += weight
+    return math.log(weighted / total_weight)
+
+
+def scores(nodes: Iterable[NodeLoad], config: ScoringConfig) -> dict[str, float]:
+    pool = list(nodes)
+    means = cluster_means(pool, config.weights)
+    return {n.name: node_score(n, means, config.weights) for n in pool}
+
+
+def balance_degree(node_scores: Mapping[str, float]) -> float:
+    """Standard deviation of the node scores (population): 0 when perfectly even."""
+    values = list(node_scores.values())
+    if len(values) < 2:
+        return 0.0
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+@dataclass
+class DegreeTracker:
+    """Standard deviation of scores, updated in O(1) when one score changes."""
+
+    count: int
+    total: float
+    squares: float
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> DegreeTracker:
+        return cls(len(values), sum(values), sum(v * v for v in values))
+
+    def value(self) -> float:
+        if self.count < 2:
+            return 0.0
+        mean = self.total / self.count
+        return math.sqrt(max(0.0, self.squares / self.count - mean * mean))
+
+    def replaced(self, old: float, new: float) -> DegreeTracker:
+        return DegreeTracker(
+            self.count, self.total - old + new, self.squares - old * old + new * new
+        )
+
+
+@dataclass
+class LoadHeaps:
+    """High-load nodes hottest first (a max-heap on load), low-load nodes coolest first.
+
+    heapq is a min-heap: the high heap holds (score, name), lowest score =
+    heaviest on top; the low heap holds (-score, name), highest score =
+    lightest on top.
+    """
+
+    high: list[tuple[float, str]]
+    low: list[tuple[float, str]]
+
+    @classmethod
+    def split(cls, node_scores: Mapping[str, float], threshold: float) -> LoadHeaps:
+        high = [(s, name) for name, s in node_scores.items() if s < threshold]
+        low = [(-s, name) for name, s in node_scores.items() if s >= threshold]
+        heapq.heapify(high)
+        heapq.heapify(low)
+        return cls(high, low)
+
+    def hottest(self) -> tuple[str, float] | None:
+        return (self.high[0][1], self.high[0][0]) if self.high else None
+
+    def coolest(self) -> list[tuple[str, float]]:
+        """Low-load nodes, coolest first (a sorted copy; the heap is left as it is)."""
+        return [(name, -negated) for negated, name in sorted(self.low)]

@@ -1,0 +1,60 @@
+"""Which replicas go first on scale-in, so that the nodes stay balanced.
+
+For each replica of the target, take its usage off its node and look at what
+is left: the cluster's load-balance degree (cluster balance) and how unevenly
+that node's resources are then used (multi-resource balance: a node using much
+CPU but little memory strands its memory). Replicas whose removal leaves the
+most balanced cluster, then the least stranded node, get the lowest
+`controller.kubernetes.io/pod-deletion-cost`, so the ReplicaSet removes them first.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+
+from predictive_scaler.rebalancing.nodes import (
+    DegreeTracker,
+    NodeLoad,
+    ScoringConfig,
+    cluster_means,
+    node_score,
+)
+from predictive_scaler.rebalancing.pods import PodInfo
+
+DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def stranded(node: NodeLoad, metrics: Sequence[str]) -> float:
+    """Spread of the node's utilisation across metrics: 0 when every resource is used alike."""
+    used = [node.utilisation(m) for m in metrics if node.capacity.get(m, 0.0) > 0]
+    return statistics.pstdev(used) if len(used) > 1 else 0.0
+
+
+def deletion_costs(
+    replicas: Sequence[PodInfo], nodes: Sequence[NodeLoad], config: ScoringConfig
+) -> dict[str, int]:
+    """Pod key -> deletion cost (0 for the replica to remove first, then 1, 2, ...)."""
+    loads = {n.name: n for n in nodes}
+    means = cluster_means(loads.values(), config.weights)
+    current = {name: node_score(load, means, config.weights) for name, load in loads.items()}
+    degree = DegreeTracker.of(list(current.values()))
+    metrics = [m for m, w in config.weights.items() if w > 0]
+    ranked: list[tuple[float, float, str]] = []
+    for pod in replicas:
+        node = loads.get(pod.node)
+        if node is None:
+            # Not on a known node (pending): removing it strands nothing, so it goes first.
+            ranked.append((-1.0, -1.0, pod.key))
+            continue
+        after = node.moved({m: -v for m, v in pod.usage.items()})
+        # The means are kept: the question is which node to lighten, not the new totals.
+        score_after = node_score(after, means, config.weights)
+        balance = degree.replaced(current[node.name], score_after).value()
+        ranked.append((balance, stranded(after, metrics), pod.key))
+    return {key: rank for rank, (_, _, key) in enumerate(sorted(ranked))}
+
+
+def deletion_cost_annotations(costs: Mapping[str, int]) -> dict[str, dict[str, str]]:
+    """Pod key -> the metadata.annotations patch that carries its cost."""
+    return {key: {DELETION_COST_ANNOTATION: str(cost)} for key, cost in costs.items()}
