@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 CODE := src tests benchmarks
 
-.PHONY: help demo test lint typecheck unit bench bench-forecasting bench-scaling clean \
+.PHONY: help demo test lint typecheck unit bench bench-forecasting bench-scaling bench-rebalancing clean \
 	cluster-build cluster-up cluster-down cluster-status
 
 help:
@@ -56,7 +56,7 @@ cluster-status: $(STAMP)
 test: lint typecheck cluster-build
 	$(BIN)/pytest
 
-bench: bench-forecasting bench-scaling
+bench: bench-forecasting bench-scaling bench-rebalancing
 
 bench-forecasting: $(STAMP)
 	$(BIN)/python -m pip install --quiet --editable '.[dev,bench]'
@@ -64,6 +64,9 @@ bench-forecasting: $(STAMP)
 
 bench-scaling: $(STAMP)
 	$(BIN)/python -m benchmarks.scaling
+
+bench-rebalancing: $(STAMP)
+	$(BIN)/python -m benchmarks.rebalancing
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache

@@ -33,7 +33,9 @@ class Limits:
     per_workload: int = 1
     per_cycle: int = 10
     # Destinations examined per candidate pod, coolest first, once they pass the predicates.
-    destinations: int = 16
+    destinations: int = 8
+    # Pods of one hot node whose moves are costed, taken in priority and urgency order.
+    candidates: int = 8
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,9 @@ class _Cluster:
     loads: dict[str, NodeLoad]
     requested: dict[str, dict[str, float]]
     residents: dict[str, list[PodInfo]]
+    # Residents with a required anti-affinity of their own: the only ones a pod
+    # without anti-affinity has to be checked against.
+    guarded: dict[str, list[PodInfo]]
     scores: dict[str, float]
     degree: DegreeTracker
     means: Mapping[str, float]
@@ -92,6 +97,9 @@ class _Cluster:
         self.requested[destination]["pods"] = self.requested[destination].get("pods", 0.0) + 1
         self.residents[source].remove(pod)
         self.residents[destination].append(pod)
+        if pod.anti_affinity:
+            self.guarded[source].remove(pod)
+            self.guarded[destination].append(pod)
         for name in (source, destination):
             new = node_score(self.loads[name], self.means, self.config.weights)
             self.degree = self.degree.replaced(self.scores[name], new)
@@ -104,6 +112,7 @@ def _build(nodes: Sequence[NodeInfo], pods: Sequence[PodInfo], config: ScoringCo
     loads = {n.name: n.load for n in nodes}
     requested: dict[str, dict[str, float]] = {n.name: {"pods": 0.0} for n in nodes}
     residents: dict[str, list[PodInfo]] = defaultdict(list)
+    guarded: dict[str, list[PodInfo]] = defaultdict(list)
     for pod in pods:
         if pod.node not in requested:
             continue
@@ -111,6 +120,8 @@ def _build(nodes: Sequence[NodeInfo], pods: Sequence[PodInfo], config: ScoringCo
             requested[pod.node][resource] = requested[pod.node].get(resource, 0.0) + amount
         requested[pod.node]["pods"] += 1
         residents[pod.node].append(pod)
+        if pod.anti_affinity:
+            guarded[pod.node].append(pod)
     means = cluster_means(loads.values(), config.weights)
     scores = {name: node_score(load, means, config.weights) for name, load in loads.items()}
     return _Cluster(
@@ -118,6 +129,7 @@ def _build(nodes: Sequence[NodeInfo], pods: Sequence[PodInfo], config: ScoringCo
         loads,
         requested,
         residents,
+        guarded,
         scores,
         DegreeTracker.of(list(scores.values())),
         means,
@@ -138,7 +150,8 @@ def _best_destination(
     for name in coolest:
         if name == source or f"node/{name}" in cooling:
             continue
-        if why_not_fits(pod, cluster.nodes[name], cluster.requested[name], cluster.residents[name]):
+        residents = cluster.residents[name] if pod.anti_affinity else cluster.guarded[name]
+        if why_not_fits(pod, cluster.nodes[name], cluster.requested[name], residents):
             continue
         examined += 1
         destination_after = cluster.score_with(name, pod.usage)
@@ -155,6 +168,31 @@ def _best_destination(
         if examined >= limits.destinations:
             break
     return best
+
+
+def _movable(
+    cluster: _Cluster,
+    source: str,
+    limits: Limits,
+    *,
+    cooling: frozenset[str],
+    skipped: list[Skipped],
+    allow_local_storage: bool,
+) -> list[tuple[int, float, float, str, PodInfo]]:
+    """The source's pods that may move, in move order; the others go to `skipped` with why."""
+    movable = []
+    for pod in cluster.residents[source]:
+        reason = why_not_movable(pod, allow_local_storage=allow_local_storage)
+        if reason is None and pod.key in cooling:
+            reason = "CoolDown"
+        if reason is None and cluster.moved_workloads[str(pod.workload)] >= limits.per_workload:
+            reason = "WorkloadLimit"
+        if reason is None:
+            urgency = seconds_to_limit(pod)
+            movable.append((pod.priority, urgency, -pod.usage.get("cpu", 0.0), pod.key, pod))
+        else:
+            skipped.append(Skipped(pod.key, source, reason))
+    return sorted(movable)
 
 
 def plan_moves(
@@ -184,21 +222,21 @@ def plan_moves(
             (n for n, s in cluster.scores.items() if s >= config.threshold),
             key=lambda n: -cluster.scores[n],
         )
+        movable = _movable(
+            cluster,
+            source,
+            limits,
+            cooling=cooling,
+            skipped=skipped,
+            allow_local_storage=allow_local_storage,
+        )
         options = []
-        for pod in list(cluster.residents[source]):
-            reason = why_not_movable(pod, allow_local_storage=allow_local_storage)
-            if reason is None and pod.key in cooling:
-                reason = "CoolDown"
-            if reason is None and cluster.moved_workloads[str(pod.workload)] >= limits.per_workload:
-                reason = "WorkloadLimit"
-            if reason is not None:
-                skipped.append(Skipped(pod.key, source, reason))
-                continue
+        for priority, urgency, _, key, pod in movable[: limits.candidates]:
             found = _best_destination(cluster, pod, coolest, limits, cooling)
             if found is None:
-                skipped.append(Skipped(pod.key, source, "NoDestination"))
-                continue
-            options.append((pod.priority, seconds_to_limit(pod), found[1], pod.key, pod, found[0]))
+                skipped.append(Skipped(key, source, "NoDestination"))
+            else:
+                options.append((priority, urgency, found[1], key, pod, found[0]))
         if not options:
             continue
         _, _, degree, _, pod, destination = min(options, key=lambda o: o[:4])
