@@ -64,21 +64,23 @@ def cluster_means(nodes: Iterable[NodeLoad], metrics: Iterable[str]) -> dict[str
 
 
 def node_score(node: NodeLoad, means: Mapping[str, float], weights: Mapping[str, float]) -> float:
-    """log of the weighted mean of mean_m / util_m; metrics nobody uses count as even."""
+    """log of the weighted mean of mean_m / util_m over the metrics the cluster uses.
+
+    A metric nobody uses (or nobody reports, such as disk I/O on a cluster
+    without it) says nothing about balance and is left out; with none left
+    every node scores 0.
+    """
     total_weight = 0.0
     weighted = 0.0
     for metric, weight in weights.items():
-        if weight <= 0:
-            continue
         mean = means.get(metric, 0.0)
-        if mean <= 0:
-            ratio = 1.0
-        else:
-            util = node.utilisation(metric)
-            ratio = MAX_RATIO if util <= mean / MAX_RATIO else mean / util
+        if weight <= 0 or mean <= 0:
+            continue
+        util = node.utilisation(metric)
+        ratio = MAX_RATIO if util <= mean / MAX_RATIO else mean / util
         weighted += weight * ratio
         total_weight += weight
-    return math.log(weighted / total_weight)
+    return math.log(weighted / total_weight) if total_weight > 0 else 0.0
 
 
 def scores(nodes: Iterable[NodeLoad], config: ScoringConfig) -> dict[str, float]:

@@ -183,7 +183,7 @@ def _movable(
     movable = []
     for pod in cluster.residents[source]:
         reason = why_not_movable(pod, allow_local_storage=allow_local_storage)
-        if reason is None and pod.key in cooling:
+        if reason is None and (pod.key in cooling or f"workload/{pod.workload}" in cooling):
             reason = "CoolDown"
         if reason is None and cluster.moved_workloads[str(pod.workload)] >= limits.per_workload:
             reason = "WorkloadLimit"
@@ -204,7 +204,10 @@ def plan_moves(
     cooling: frozenset[str] = frozenset(),
     allow_local_storage: bool = False,
 ) -> Plan:
-    """Moves that lower the load-balance degree; `cooling` holds "node/<n>" and pod keys."""
+    """Moves that lower the load-balance degree.
+
+    `cooling` holds what recently moved: "node/<name>", "workload/<key>" and pod keys.
+    """
     cluster = _build(nodes, pods, config)
     scores_before = dict(cluster.scores)
     degree_before = cluster.degree.value()

@@ -34,13 +34,14 @@ def test_score_is_the_log_of_mean_over_utilisation() -> None:
     assert found["b"] == pytest.approx(math.log(0.5 / 0.75))
 
 
-def test_an_idle_node_is_capped_not_infinite_and_an_unused_metric_counts_as_even() -> None:
+def test_an_idle_node_is_capped_not_infinite_and_an_unused_metric_is_left_out() -> None:
     means = {"cpu": 0.5, "memory": 0.0}
     idle = node("idle", 0.0)
     assert node_score(idle, means, {"cpu": 1.0}) == pytest.approx(math.log(100.0))
-    # Memory unused cluster-wide: ratio 1, so the score averages cpu's 2 with 1.
+    # Memory unused cluster-wide says nothing: the score is cpu's alone.
     half = node("half", 2.5)
-    assert node_score(half, means, {"cpu": 1.0, "memory": 1.0}) == pytest.approx(math.log(1.5))
+    assert node_score(half, means, {"cpu": 1.0, "memory": 1.0}) == pytest.approx(math.log(2.0))
+    assert node_score(half, {"cpu": 0.0}, {"cpu": 1.0}) == 0.0
 
 
 def test_an_even_cluster_has_degree_zero_and_skew_raises_it() -> None:

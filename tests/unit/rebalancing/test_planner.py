@@ -161,3 +161,11 @@ def test_a_destination_that_would_turn_hot_is_not_used() -> None:
     plan = plan_moves(nodes, pods, CPU_ONLY)
     assert plan.moves == ()
     assert {s.reason for s in plan.skipped} == {"NoDestination"}
+
+
+def test_a_cooling_workload_is_not_moved_again() -> None:
+    nodes, pods = skewed()
+    cooling = frozenset(f"workload/{p.workload}" for p in pods if p.node == "hot")
+    plan = plan_moves(nodes, pods, CPU_ONLY, cooling=cooling)
+    assert plan.moves == ()
+    assert {s.reason for s in plan.skipped if s.node == "hot"} == {"CoolDown"}
