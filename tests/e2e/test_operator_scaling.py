@@ -12,8 +12,8 @@ from kubernetes import client
 from prometheus_api_client import PrometheusConnect
 
 import predictive_scaler.localcluster as local
-from predictive_scaler.localcluster.prometheus import instant_query
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler.promclient import instant_query
 from predictive_scaler.traces import read_trace
 from tests.e2e.load import LoadDriver, Tick
 from tests.fixtures.cluster import create_deployment, wait_for

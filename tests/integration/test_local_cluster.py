@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 import predictive_scaler.localcluster as local
 from predictive_scaler.localcluster.kube import NodeShape, set_pod_usage
-from predictive_scaler.localcluster.prometheus import Sample
+from predictive_scaler.promclient import Sample
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,

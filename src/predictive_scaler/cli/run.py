@@ -14,6 +14,7 @@ from kubernetes import client, config
 from predictive_scaler.operator.handlers import OperatorState
 from predictive_scaler.operator.kube import Kubernetes
 from predictive_scaler.operator.prometheus import PrometheusSource
+from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.settings import OperatorSettings, SettingsError
 
@@ -27,6 +28,13 @@ HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_SCRAPE_INTERVAL      Prometheus's scrape interval, sizes rate() windows (30s)
   PREDICTIVE_SCALER_QUERY_TIMEOUT        timeout of one Prometheus query (10s)
   PREDICTIVE_SCALER_FORECAST_WORKERS     threads that evaluate objects (2)
+  PREDICTIVE_SCALER_REBALANCE_MODE       Off | DryRun | Auto: move opted-in pods off hot nodes
+  PREDICTIVE_SCALER_REBALANCE_INTERVAL   how often the rebalancer runs (60s)
+  PREDICTIVE_SCALER_REBALANCE_COOLDOWN   a moved workload or node is left alone this long (10m)
+  PREDICTIVE_SCALER_REBALANCE_BUDGET     evictions per cycle (5); _PER_NODE (2), _PER_WORKLOAD (1)
+  PREDICTIVE_SCALER_REBALANCE_THRESHOLD  node score below which a node is high-load (-0.1)
+  PREDICTIVE_SCALER_REBALANCE_WEIGHTS    metric weights (cpu=1,memory=1,network=1,disk=1)
+  PREDICTIVE_SCALER_REBALANCE_NODES      label selector of the nodes to balance (all)
 The Kubernetes connection is the in-cluster service account, else KUBECONFIG."""
 
 
@@ -53,16 +61,22 @@ def serve(args: argparse.Namespace) -> int:
         print(f"predictive-scaler run: no Kubernetes connection: {error}", file=sys.stderr)
         return 2
     kopf.configure(verbose=args.verbose)
+    api = client.ApiClient()
+    # The rebalancer's reading of node usage also ranks pods for scale-in, even
+    # when moving pods is Off.
+    balancer = Rebalancer(api, settings)
     state = OperatorState(
         settings=settings,
         evaluator=Evaluator(
-            Kubernetes(client.ApiClient()),
+            Kubernetes(api),
             PrometheusSource(settings.prometheus, settings.query_timeout),
             settings,
+            scale_in=balancer.mark_scale_in,
         ),
         executor=concurrent.futures.ThreadPoolExecutor(
             settings.forecast_workers, thread_name_prefix="evaluate"
         ),
+        rebalancer=None if settings.rebalance_mode == "Off" else balancer,
     )
     liveness = f"http://{settings.bind_address}:{settings.liveness_port}/healthz"
     try:

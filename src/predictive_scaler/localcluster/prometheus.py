@@ -5,26 +5,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import requests
-from prometheus_api_client import PrometheusConnect
 from prometheus_api_client.exceptions import PrometheusApiClientException
-from urllib3.util.retry import Retry
 
-
-@dataclass(frozen=True)
-class Sample:
-    labels: dict[str, str]
-    value: float
-
-
-def instant_query(base_url: str, promql: str, *, timeout: float = 5.0) -> list[Sample]:
-    """One instant query of a vector; errors raise (the caller decides whether to retry)."""
-    # No client-side retries: the callers poll with their own deadline.
-    prometheus = PrometheusConnect(url=base_url, retry=Retry(total=0))
-    result = prometheus.custom_query(promql, timeout=timeout)
-    return [Sample(dict(item["metric"]), float(item["value"][1])) for item in result]
+from predictive_scaler.promclient import Sample, instant_query
 
 
 def query_until(

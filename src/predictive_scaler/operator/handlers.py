@@ -19,6 +19,7 @@ import kopf
 from prometheus_client import start_http_server
 
 from predictive_scaler.operator import metrics
+from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.runtime import ObjectRuntime
@@ -35,11 +36,13 @@ class OperatorState:
     settings: OperatorSettings
     evaluator: Evaluator
     executor: concurrent.futures.ThreadPoolExecutor
+    rebalancer: Rebalancer | None = None
     runtimes: dict[str, ObjectRuntime] = field(default_factory=dict)
     # The status this process wrote last, per object: the watch may not have
     # delivered it yet when the next turn starts, and the decision state must
     # never go back in time.
     written: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
 
 @kopf.on.startup()
@@ -58,6 +61,31 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     # Our Events say what happened; kopf's per-handler log Events would be noise.
     settings.posting.level = logging.WARNING
     start_http_server(state.settings.metrics_port, addr=state.settings.bind_address)
+    if state.rebalancer is not None:
+        state.tasks.append(asyncio.create_task(_rebalance_forever(state), name="rebalance"))
+
+
+@kopf.on.cleanup()
+async def stop_rebalancing(memo: kopf.Memo, **_: Any) -> None:
+    state: OperatorState = memo["state"]
+    for task in state.tasks:
+        task.cancel()
+    await asyncio.gather(*state.tasks, return_exceptions=True)
+
+
+async def _rebalance_forever(state: OperatorState) -> None:
+    """One loop per operator (not per object), every PREDICTIVE_SCALER_REBALANCE_INTERVAL."""
+    assert state.rebalancer is not None
+    loop = asyncio.get_running_loop()
+    while True:
+        began = time.monotonic()
+        try:
+            await loop.run_in_executor(state.executor, state.rebalancer.cycle, time.time())
+        except Exception as error:  # noqa: BLE001 - a failed cycle is retried next interval
+            metrics.RECONCILE_ERRORS.labels(f"rebalance:{type(error).__name__}").inc()
+            logging.getLogger(__name__).warning("rebalancing cycle failed: %r", error)
+        elapsed = time.monotonic() - began
+        await asyncio.sleep(max(0.0, state.settings.rebalance_interval - elapsed))
 
 
 def _sync_seconds(spec: Any) -> float:

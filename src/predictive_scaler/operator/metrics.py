@@ -10,6 +10,8 @@ import contextlib
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from predictive_scaler.rebalancing.planner import Plan
+
 OBJECT = ("namespace", "name")
 
 LOAD = Gauge("predictive_scaler_load", "Newest load sample, in the metric's unit", OBJECT)
@@ -54,6 +56,20 @@ QUERY_FAILURES = Counter(
     "predictive_scaler_prometheus_query_failures", "Failed Prometheus queries", ("reason",)
 )
 
+NODE_SCORE = Gauge(
+    "predictive_scaler_node_score",
+    "Rebalancing score of a node: log of cluster mean over its utilisation (< 0 heavier)",
+    ("node",),
+)
+NODE_HEAP = Gauge(
+    "predictive_scaler_node_heap", "1 when the node is in that load heap", ("node", "heap")
+)
+BALANCE_DEGREE = Gauge(
+    "predictive_scaler_balance_degree", "Standard deviation of the node scores (0 is even)"
+)
+MOVES = Counter("predictive_scaler_rebalance_moves", "Moves planned by the rebalancer")
+EVICTIONS = Counter("predictive_scaler_evictions", "Rebalancing evictions by outcome", ("reason",))
+
 _PER_OBJECT = (LOAD, FORECAST, REPLICAS, BACKTEST_ERROR, SCALE_ACTIONS)
 _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     LOAD: ((),),
@@ -93,3 +109,14 @@ def forget(namespace: str, name: str) -> None:
     model = _models.pop((namespace, name), None)
     if model is not None:
         MODEL.remove(namespace, name, model)
+
+
+def publish_balance(plan: Plan, threshold: float) -> None:
+    """Scores, heap membership and degree as they stand before this cycle's moves."""
+    BALANCE_DEGREE.set(plan.degree_before)
+    MOVES.inc(len(plan.moves))
+    for node, score in plan.scores_before.items():
+        NODE_SCORE.labels(node).set(score)
+        hot = score < threshold
+        NODE_HEAP.labels(node, "high").set(1 if hot else 0)
+        NODE_HEAP.labels(node, "low").set(0 if hot else 1)

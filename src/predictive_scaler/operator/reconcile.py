@@ -9,7 +9,7 @@ decision itself is :func:`predictive_scaler.scaling.decide`, the same code the
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,11 +66,18 @@ class Evaluator:
     """Evaluates objects with one Kubernetes client, one Prometheus, one set of settings."""
 
     def __init__(
-        self, kube: Kubernetes, prometheus: PrometheusSource, settings: OperatorSettings
+        self,
+        kube: Kubernetes,
+        prometheus: PrometheusSource,
+        settings: OperatorSettings,
+        *,
+        scale_in: Callable[[str, str], object] | None = None,
     ) -> None:
         self.kube = kube
         self.prometheus = prometheus
         self.settings = settings
+        # Called with (namespace, pod selector) before replicas go down, to rank the pods.
+        self.scale_in = scale_in
 
     def evaluate(
         self,
@@ -122,7 +129,7 @@ class Evaluator:
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
         new_state, events = decision.state, list[EventNote]()
         if acts and decision.changes_replicas and decision.held != "ScalingDisabled":
-            new_state, events = self._scale(ref, spec, decision, now)
+            new_state, events = self._scale(ref, spec, decision, now, selector=scale.selector)
         seen = Observation(
             dry_run=spec.scaling.mode is Mode.DRY_RUN,
             decision=decision,
@@ -145,7 +152,13 @@ class Evaluator:
         return Evaluation(evaluation.status, evaluation.events, scaled=scaled)
 
     def _scale(
-        self, ref: ObjectRef, spec: PredictiveScalerSpec, decision: Decision, now: float
+        self,
+        ref: ObjectRef,
+        spec: PredictiveScalerSpec,
+        decision: Decision,
+        now: float,
+        *,
+        selector: str,
     ) -> tuple[ScalingState, list[EventNote]]:
         """Patch the target's replicas; the state records a scale only once it succeeded."""
         target, current, desired = (
@@ -153,16 +166,23 @@ class Evaluator:
             decision.current_replicas,
             decision.desired_replicas,
         )
+        notes: list[EventNote] = []
+        if desired < current and self.scale_in is not None and selector:
+            try:
+                self.scale_in(ref.namespace, selector)
+            except (ApiException, OSError, ValueError) as error:
+                # Ranking is a refinement: scale in anyway, in the ReplicaSet's own order.
+                notes.append(EventNote("Warning", "DeletionCostFailed", f"ranking pods: {error}"))
         try:
             self.kube.patch_scale(ref.namespace, target, desired)
         except ApiException as error:
             message = f"patching {target.describe()} to {desired}: {error.status} {error.reason}"
-            return decision.state, [EventNote("Warning", "FailedRescale", message)]
+            return decision.state, [*notes, EventNote("Warning", "FailedRescale", message)]
         direction = "up" if desired > current else "down"
         metrics.SCALE_ACTIONS.labels(ref.namespace, ref.name, direction).inc()
         state = decision.state.after_scale(spec.scaling.behavior, now, current, desired)
         message = f"{target.describe()} {current} -> {desired}: {decision.message}"
-        return state, [EventNote("Normal", "Scaled", message)]
+        return state, [*notes, EventNote("Normal", "Scaled", message)]
 
     def _blocked(
         self, ref: ObjectRef, raw_status: Mapping[str, Any], now: float, reason: str, message: str

@@ -7,7 +7,7 @@ operator before it touches the cluster, with the variable named.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -26,6 +26,15 @@ VARIABLES = {
     "scrape_interval": f"{PREFIX}SCRAPE_INTERVAL",
     "query_timeout": f"{PREFIX}QUERY_TIMEOUT",
     "forecast_workers": f"{PREFIX}FORECAST_WORKERS",
+    "rebalance_mode": f"{PREFIX}REBALANCE_MODE",
+    "rebalance_interval": f"{PREFIX}REBALANCE_INTERVAL",
+    "rebalance_cooldown": f"{PREFIX}REBALANCE_COOLDOWN",
+    "rebalance_budget": f"{PREFIX}REBALANCE_BUDGET",
+    "rebalance_per_node": f"{PREFIX}REBALANCE_PER_NODE",
+    "rebalance_per_workload": f"{PREFIX}REBALANCE_PER_WORKLOAD",
+    "rebalance_threshold": f"{PREFIX}REBALANCE_THRESHOLD",
+    "rebalance_weights": f"{PREFIX}REBALANCE_WEIGHTS",
+    "rebalance_nodes": f"{PREFIX}REBALANCE_NODES",
 }
 
 
@@ -49,8 +58,42 @@ class OperatorSettings(BaseModel):
     scrape_interval: float = Field(default=30.0, gt=0)
     query_timeout: float = Field(default=10.0, gt=0)
     forecast_workers: int = Field(default=2, ge=1, le=64)
+    # Rebalancing evicts only pods of workloads whose PredictiveScaler opts in.
+    rebalance_mode: Literal["Off", "DryRun", "Auto"] = "Auto"
+    rebalance_interval: float = Field(default=60.0, gt=0)
+    rebalance_cooldown: float = Field(default=600.0, ge=0)
+    rebalance_budget: int = Field(default=5, ge=0, le=1000)
+    rebalance_per_node: int = Field(default=2, ge=1)
+    rebalance_per_workload: int = Field(default=1, ge=1)
+    rebalance_threshold: float = Field(default=-0.1, le=0)
+    rebalance_weights: dict[str, float] = Field(
+        default_factory=lambda: {"cpu": 1.0, "memory": 1.0, "network": 1.0, "disk": 1.0}
+    )
+    # A label selector ("pool=batch"): only these nodes are scored and used.
+    rebalance_nodes: str = ""
 
-    @field_validator("scrape_interval", "query_timeout", mode="before")
+    @field_validator("rebalance_weights", mode="before")
+    @classmethod
+    def _weights(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        weights = {}
+        for pair in filter(None, (p.strip() for p in value.split(","))):
+            metric, separator, weight = pair.partition("=")
+            if not separator:
+                raise ValueError(f"want metric=weight pairs such as cpu=1,memory=0.5, got {pair!r}")
+            weights[metric.strip()] = float(weight)
+        if not weights or any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
+            raise ValueError("weights must be >= 0 with at least one positive")
+        return weights
+
+    @field_validator(
+        "scrape_interval",
+        "query_timeout",
+        "rebalance_interval",
+        "rebalance_cooldown",
+        mode="before",
+    )
     @classmethod
     def _duration(cls, value: Any) -> Any:
         return parse_duration(value) if isinstance(value, str) else value

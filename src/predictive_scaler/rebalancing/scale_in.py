@@ -1,11 +1,16 @@
 """Which replicas go first on scale-in, so that the nodes stay balanced.
 
 For each replica of the target, take its usage off its node and look at what
-is left: the cluster's load-balance degree (cluster balance) and how unevenly
-that node's resources are then used (multi-resource balance: a node using much
-CPU but little memory strands its memory). Replicas whose removal leaves the
-most balanced cluster, then the least stranded node, get the lowest
+is left: how evenly the cluster's nodes are then used (cluster balance: the
+spread of node utilisation, so replicas on the busiest nodes go first) and how
+unevenly that node's own resources are used (multi-resource balance: a node
+using much CPU but little memory strands its memory). Replicas whose removal
+leaves the most even cluster, then the least stranded node, get the lowest
 `controller.kubernetes.io/pod-deletion-cost`, so the ReplicaSet removes them first.
+
+Utilisation, not the rebalancer's log-ratio score, is the measure here: the
+score moves most on nearly idle nodes, which would make the lightest nodes
+look like the best place to remove load from.
 """
 
 from __future__ import annotations
@@ -13,13 +18,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 
-from predictive_scaler.rebalancing.nodes import (
-    DegreeTracker,
-    NodeLoad,
-    ScoringConfig,
-    cluster_means,
-    node_score,
-)
+from predictive_scaler.rebalancing.nodes import DegreeTracker, NodeLoad, ScoringConfig
 from predictive_scaler.rebalancing.pods import PodInfo
 
 DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
@@ -31,14 +30,24 @@ def stranded(node: NodeLoad, metrics: Sequence[str]) -> float:
     return statistics.pstdev(used) if len(used) > 1 else 0.0
 
 
+def _utilisation(node: NodeLoad, weights: Mapping[str, float]) -> float:
+    """Weighted mean utilisation over the metrics the node has a capacity for."""
+    used = [
+        (w, node.utilisation(m))
+        for m, w in weights.items()
+        if w > 0 and node.capacity.get(m, 0.0) > 0
+    ]
+    total = sum(w for w, _ in used)
+    return sum(w * u for w, u in used) / total if total > 0 else 0.0
+
+
 def deletion_costs(
     replicas: Sequence[PodInfo], nodes: Sequence[NodeLoad], config: ScoringConfig
 ) -> dict[str, int]:
     """Pod key -> deletion cost (0 for the replica to remove first, then 1, 2, ...)."""
     loads = {n.name: n for n in nodes}
-    means = cluster_means(loads.values(), config.weights)
-    current = {name: node_score(load, means, config.weights) for name, load in loads.items()}
-    degree = DegreeTracker.of(list(current.values()))
+    current = {name: _utilisation(load, config.weights) for name, load in loads.items()}
+    spread = DegreeTracker.of(list(current.values()))
     metrics = [m for m, w in config.weights.items() if w > 0]
     ranked: list[tuple[float, float, str]] = []
     for pod in replicas:
@@ -48,10 +57,9 @@ def deletion_costs(
             ranked.append((-1.0, -1.0, pod.key))
             continue
         after = node.moved({m: -v for m, v in pod.usage.items()})
-        # The means are kept: the question is which node to lighten, not the new totals.
-        score_after = node_score(after, means, config.weights)
-        balance = degree.replaced(current[node.name], score_after).value()
-        ranked.append((balance, stranded(after, metrics), pod.key))
+        balance = spread.replaced(current[node.name], _utilisation(after, config.weights)).value()
+        # Rounded, so float noise does not decide between equally balanced choices.
+        ranked.append((round(balance, 9), stranded(after, metrics), pod.key))
     return {key: rank for rank, (_, _, key) in enumerate(sorted(ranked))}
 
 

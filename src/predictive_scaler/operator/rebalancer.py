@@ -1,0 +1,298 @@
+"""The rebalancing loop: one per operator, evicting opted-in pods off the hottest nodes.
+
+Each cycle reads the nodes, the pods and their real usage, plans with the pure
+planner, and (in Auto mode) evicts through the Eviction API: a 429 from a
+PodDisruptionBudget is a normal answer, tried again in a later cycle. The
+scheduler places each replacement; a temporary PreferNoSchedule taint on the
+node being drained steers it elsewhere, and is lifted once the node leaves the
+high-load heap. What moved is written on the nodes and the PredictiveScaler
+objects as a timestamp annotation, so the cool-down survives a restart.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from predictive_scaler.operator import metrics
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler.operator.snapshot import Owners, by_label, node_info, pod_info
+from predictive_scaler.promclient import instant_query
+from predictive_scaler.rebalancing.nodes import ScoringConfig
+from predictive_scaler.rebalancing.planner import Limits, Move, Plan, plan_moves
+from predictive_scaler.rebalancing.pods import NodeInfo
+from predictive_scaler.rebalancing.scale_in import deletion_cost_annotations, deletion_costs
+
+log = logging.getLogger(__name__)
+
+DRAINING_TAINT = f"{GROUP}/draining"
+REBALANCED_AT = f"{GROUP}/rebalanced-at"
+# Reasons a pod is never a candidate: no Event for those, they would flood.
+_NOT_CANDIDATES = {"NotOptedIn", "DaemonSetPod", "MirrorPod", "BarePod", "SystemCritical"}
+
+
+@dataclass(frozen=True)
+class CycleReport:
+    plan: Plan | None
+    evicted: tuple[str, ...] = ()
+    blocked: tuple[str, ...] = ()
+
+
+def _epoch(text: str | None) -> float | None:
+    try:
+        return float(text) if text else None
+    except ValueError:
+        return None
+
+
+class Rebalancer:
+    def __init__(self, api: client.ApiClient, settings: OperatorSettings) -> None:
+        self.core = client.CoreV1Api(api)
+        self.apps = client.AppsV1Api(api)
+        self.custom = client.CustomObjectsApi(api)
+        self.settings = settings
+        self.scoring = ScoringConfig(
+            weights=settings.rebalance_weights, threshold=settings.rebalance_threshold
+        )
+        self.limits = Limits(
+            per_node=settings.rebalance_per_node,
+            per_workload=settings.rebalance_per_workload,
+            per_cycle=settings.rebalance_budget,
+        )
+
+    # ---- reading -------------------------------------------------------------
+
+    def _opted_in(self) -> dict[str, tuple[str, str, dict[str, str]]]:
+        """Workload key -> (namespace, PredictiveScaler name, its annotations)."""
+        found: Any = self.custom.list_cluster_custom_object(GROUP, VERSION, PLURAL)
+        opted = {}
+        for item in found.get("items", []):
+            spec, meta = item.get("spec", {}), item.get("metadata", {})
+            namespace = meta.get("namespace", "")
+            if self.settings.namespaces and namespace not in self.settings.namespaces:
+                continue
+            if spec.get("rebalance", {}).get("enabled"):
+                ref = spec.get("scaleTargetRef", {})
+                key = f"{namespace}/{ref.get('kind')}/{ref.get('name')}"
+                opted[key] = (namespace, meta.get("name", ""), meta.get("annotations") or {})
+        return opted
+
+    def _usage(self) -> tuple[dict[tuple[str, ...], float], ...]:
+        url, window = self.settings.prometheus, f"{round(4 * self.settings.scrape_interval)}s"
+        queries = (
+            (f"sum by (node) (rate(node_cpu_usage_seconds_total[{window}]))", ("node",)),
+            ("sum by (node) (node_memory_working_set_bytes)", ("node",)),
+            (
+                "sum by (namespace, pod) "
+                f'(rate(container_cpu_usage_seconds_total{{container!=""}}[{window}]))',
+                ("namespace", "pod"),
+            ),
+            (
+                'sum by (namespace, pod) (container_memory_working_set_bytes{container!=""})',
+                ("namespace", "pod"),
+            ),
+        )
+        return tuple(by_label(instant_query(url, q), *labels) for q, labels in queries)
+
+    def _nodes(
+        self,
+        node_cpu: Mapping[tuple[str, ...], float],
+        node_memory: Mapping[tuple[str, ...], float],
+        selector: str | None,
+    ) -> tuple[list[client.V1Node], list[NodeInfo]]:
+        listed = self.core.list_node(label_selector=selector).items
+        nodes = [
+            node_info(
+                n,
+                {
+                    "cpu": node_cpu.get((str(n.metadata.name),), 0.0),
+                    "memory": node_memory.get((str(n.metadata.name),), 0.0),
+                },
+            )
+            for n in listed
+            if n.metadata is not None
+        ]
+        return listed, nodes
+
+    def mark_scale_in(self, namespace: str, selector: str) -> dict[str, int]:
+        """Write pod-deletion-cost on the target's pods so scale-in leaves the nodes balanced."""
+        node_cpu, node_memory, pod_cpu, pod_memory = self._usage()
+        _, nodes = self._nodes(node_cpu, node_memory, None)
+        replicas = []
+        for pod in self.core.list_namespaced_pod(namespace, label_selector=selector).items:
+            if pod.metadata is None or pod.spec is None or pod.metadata.deletion_timestamp:
+                continue
+            key = (namespace, str(pod.metadata.name))
+            usage = {"cpu": pod_cpu.get(key, 0.0), "memory": pod_memory.get(key, 0.0)}
+            replicas.append(pod_info(pod, Owners({}), usage, frozenset()))
+        costs = deletion_costs(replicas, [n.load for n in nodes], self.scoring)
+        for pod_key, patch in deletion_cost_annotations(costs).items():
+            name = pod_key.split("/", 1)[1]
+            try:
+                self.core.patch_namespaced_pod(
+                    name, namespace, {"metadata": {"annotations": patch}}
+                )
+            except ApiException as error:
+                if error.status != 404:  # gone already: nothing to rank
+                    raise
+        return costs
+
+    # ---- one cycle -----------------------------------------------------------
+
+    def cycle(self, now: float) -> CycleReport:
+        opted = self._opted_in()
+        node_cpu, node_memory, pod_cpu, pod_memory = self._usage()
+        listed, nodes = self._nodes(node_cpu, node_memory, self.settings.rebalance_nodes or None)
+        names = {n.name for n in nodes}
+        owners = Owners.from_replica_sets(self.apps.list_replica_set_for_all_namespaces().items)
+        pods = []
+        for pod in self.core.list_pod_for_all_namespaces(
+            field_selector="status.phase=Running"
+        ).items:
+            if pod.spec is None or pod.metadata is None or pod.spec.node_name not in names:
+                continue
+            key = (str(pod.metadata.namespace), str(pod.metadata.name))
+            usage = {"cpu": pod_cpu.get(key, 0.0), "memory": pod_memory.get(key, 0.0)}
+            pods.append(pod_info(pod, owners, usage, frozenset(opted)))
+        cooling = self._cooling(listed, opted, now)
+        plan = plan_moves(nodes, pods, self.scoring, self.limits, cooling=cooling)
+        metrics.publish_balance(plan, self.scoring.threshold)
+        reasons = sorted({s.reason for s in plan.skipped})
+        log.info(
+            "rebalance: %d nodes, %d pods (%d opted-in workloads), degree %.3f -> %.3f, "
+            "%d moves planned, skipped for %s",
+            len(nodes),
+            len(pods),
+            len(opted),
+            plan.degree_before,
+            plan.degree_after,
+            len(plan.moves),
+            ", ".join(reasons) or "nothing",
+        )
+        report = CycleReport(plan)
+        if self.settings.rebalance_mode == "Auto":
+            report = self._execute(plan, opted, now)
+        else:
+            for move in plan.moves:
+                self._event(move.pod, "WouldEvict", f"DryRun: would move {self._words(move)}")
+        for skipped in plan.skipped:
+            if skipped.reason not in _NOT_CANDIDATES:
+                self._event(
+                    skipped.pod, "RebalanceSkipped", f"stays on {skipped.node}: {skipped.reason}"
+                )
+        self._lift_taints(listed, plan)
+        return report
+
+    def _cooling(
+        self,
+        nodes: list[client.V1Node],
+        opted: Mapping[str, tuple[str, str, dict[str, str]]],
+        now: float,
+    ) -> frozenset[str]:
+        horizon = now - self.settings.rebalance_cooldown
+        cooling = set()
+        for node in nodes:
+            stamp = (
+                _epoch((node.metadata.annotations or {}).get(REBALANCED_AT))
+                if node.metadata
+                else None
+            )
+            if stamp is not None and stamp > horizon:
+                cooling.add(f"node/{node.metadata.name}")  # type: ignore[union-attr]
+        for workload, (_namespace, _name, notes) in opted.items():
+            stamp = _epoch(notes.get(REBALANCED_AT))
+            if stamp is not None and stamp > horizon:
+                cooling.add(f"workload/{workload}")
+        return frozenset(cooling)
+
+    # ---- acting --------------------------------------------------------------
+
+    @staticmethod
+    def _words(move: Move) -> str:
+        after = f"degree {move.degree_after:.3f} after"
+        return f"{move.pod} from {move.source} to {move.destination} ({after})"
+
+    def _execute(
+        self, plan: Plan, opted: Mapping[str, tuple[str, str, dict[str, str]]], now: float
+    ) -> CycleReport:
+        evicted, blocked = [], []
+        stamp = {"metadata": {"annotations": {REBALANCED_AT: f"{now:.0f}"}}}
+        for move in plan.moves:
+            namespace, name = move.pod.split("/", 1)
+            self._taint(move.source)
+            try:
+                self.core.create_namespaced_pod_eviction(
+                    name,
+                    namespace,
+                    {"metadata": {"name": name, "namespace": namespace}},  # type: ignore[arg-type]
+                )
+            except ApiException as error:
+                reason = "Blocked" if error.status == 429 else "Failed"
+                metrics.EVICTIONS.labels(reason).inc()
+                blocked.append(move.pod)
+                self._event(
+                    move.pod,
+                    f"Eviction{reason}",
+                    f"not moved ({error.status} {error.reason}): {self._words(move)}",
+                )
+                continue
+            metrics.EVICTIONS.labels("Evicted").inc()
+            evicted.append(move.pod)
+            self._event(move.pod, "Evicted", f"rebalanced: {self._words(move)}")
+            for node in (move.source, move.destination):
+                self.core.patch_node(node, stamp)
+            owner = opted.get(move.workload)
+            if owner is not None:
+                self.custom.patch_namespaced_custom_object(
+                    GROUP, VERSION, owner[0], PLURAL, owner[1], stamp
+                )
+        return CycleReport(plan, tuple(evicted), tuple(blocked))
+
+    def _taint(self, node_name: str) -> None:
+        node = self.core.read_node(node_name)
+        taints = list((node.spec.taints if node.spec else None) or [])
+        if any(t.key == DRAINING_TAINT for t in taints):
+            return
+        taints.append(client.V1Taint(key=DRAINING_TAINT, effect="PreferNoSchedule", value="true"))
+        self.core.patch_node(node_name, {"spec": {"taints": [t.to_dict() for t in taints]}})
+
+    def _lift_taints(self, nodes: list[client.V1Node], plan: Plan) -> None:
+        for node in nodes:
+            taints = list((node.spec.taints if node.spec else None) or [])
+            name = str(node.metadata.name) if node.metadata else ""
+            hot = plan.scores_after.get(name, 0.0) < self.scoring.threshold
+            if hot or not any(t.key == DRAINING_TAINT for t in taints):
+                continue
+            kept = [t.to_dict() for t in taints if t.key != DRAINING_TAINT]
+            self.core.patch_node(name, {"spec": {"taints": kept}})
+
+    def _event(self, pod_key: str, reason: str, message: str) -> None:
+        namespace, name = pod_key.split("/", 1)
+        now = datetime.datetime.now(datetime.UTC)
+        body = {
+            "metadata": {"generateName": f"{name}.", "namespace": namespace},
+            "involvedObject": {
+                "kind": "Pod",
+                "namespace": namespace,
+                "name": name,
+                "apiVersion": "v1",
+            },
+            "reason": reason,
+            "message": message,
+            "type": "Warning" if reason in ("EvictionFailed",) else "Normal",
+            "source": {"component": "predictive-scaler-rebalancer"},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        try:
+            self.core.create_namespaced_event(namespace, body)  # type: ignore[arg-type]
+        except ApiException as error:
+            log.warning("could not post event %s on %s: %s", reason, pod_key, error.reason)

@@ -1,0 +1,168 @@
+"""Adapter: the cluster's nodes and pods, with their real usage, as the rebalancer's plain values.
+
+Usage comes from the kubelet resource metrics in Prometheus
+(`node_cpu_usage_seconds_total`, `node_memory_working_set_bytes` and their
+container counterparts); capacity from each node's allocatable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client
+
+from predictive_scaler.operator.resource import quantity
+from predictive_scaler.rebalancing.nodes import NodeLoad
+from predictive_scaler.rebalancing.pods import NodeInfo, PodInfo, Requirement, Taint, Toleration
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def _quantities(values: Mapping[str, str] | None, names: Iterable[str]) -> dict[str, float]:
+    found = values or {}
+    return {name: quantity(str(found[name])) for name in names if name in found}
+
+
+def node_info(node: client.V1Node, usage: Mapping[str, float]) -> NodeInfo:
+    assert node.metadata is not None
+    name = str(node.metadata.name)
+    allocatable = _quantities(
+        node.status.allocatable if node.status else None, ("cpu", "memory", "pods")
+    )
+    capacity: dict[str, float] = {m: allocatable[m] for m in ("cpu", "memory") if m in allocatable}
+    taints = tuple(
+        Taint(t.key, t.value or "", t.effect)  # type: ignore[arg-type]
+        for t in ((node.spec.taints if node.spec else None) or [])
+        if t.effect in ("NoSchedule", "PreferNoSchedule", "NoExecute")
+    )
+    return NodeInfo(
+        NodeLoad(name, capacity, dict(usage)),
+        allocatable,
+        labels=dict(node.metadata.labels or {}),
+        taints=taints,
+        unschedulable=bool(node.spec and node.spec.unschedulable),
+    )
+
+
+@dataclass(frozen=True)
+class Owners:
+    """Which workload owns each ReplicaSet (Deployments own theirs)."""
+
+    replica_sets: Mapping[tuple[str, str], str]
+
+    @classmethod
+    def from_replica_sets(cls, replica_sets: Iterable[client.V1ReplicaSet]) -> Owners:
+        owners = {}
+        for rs in replica_sets:
+            meta = rs.metadata
+            if meta is None:
+                continue
+            parent = next((r for r in (meta.owner_references or []) if r.controller), None)
+            kind, name = (
+                ("Deployment", parent.name)
+                if parent and parent.kind == "Deployment"
+                else (
+                    "ReplicaSet",
+                    meta.name,
+                )
+            )
+            owners[(str(meta.namespace), str(meta.name))] = f"{meta.namespace}/{kind}/{name}"
+        return cls(owners)
+
+    def workload(self, pod: client.V1Pod) -> tuple[str | None, str | None]:
+        """(workload key, kind of the pod's direct controller); (None, None) for a bare pod."""
+        assert pod.metadata is not None
+        controller = next((r for r in (pod.metadata.owner_references or []) if r.controller), None)
+        if controller is None:
+            return None, None
+        namespace = str(pod.metadata.namespace)
+        if controller.kind == "ReplicaSet":
+            key = self.replica_sets.get((namespace, controller.name))
+            return key or f"{namespace}/ReplicaSet/{controller.name}", "ReplicaSet"
+        return f"{namespace}/{controller.kind}/{controller.name}", controller.kind
+
+
+def _requests(pod: client.V1Pod, field: str) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for container in (pod.spec.containers if pod.spec else None) or []:
+        resources = container.resources
+        values = getattr(resources, field, None) if resources else None
+        for name, amount in _quantities(values, ("cpu", "memory")).items():
+            total[name] = total.get(name, 0.0) + amount
+    return total
+
+
+def _affinity(
+    pod: client.V1Pod,
+) -> tuple[tuple[tuple[Requirement, ...], ...], tuple[dict[str, str], ...]]:
+    affinity = pod.spec.affinity if pod.spec else None
+    terms: list[tuple[Requirement, ...]] = []
+    node = affinity.node_affinity if affinity else None
+    required = node.required_during_scheduling_ignored_during_execution if node else None
+    for term in (required.node_selector_terms if required else None) or []:
+        terms.append(
+            tuple(
+                Requirement(e.key, e.operator, tuple(e.values or ()))  # type: ignore[arg-type]
+                for e in (term.match_expressions or [])
+                # Gt/Lt (numeric) are rare: the scheduler still checks them.
+                if e.operator in ("In", "NotIn", "Exists", "DoesNotExist")
+            )
+        )
+    anti: list[dict[str, str]] = []
+    pod_anti = affinity.pod_anti_affinity if affinity else None
+    required_anti = (
+        pod_anti.required_during_scheduling_ignored_during_execution if pod_anti else None
+    )
+    for anti_term in required_anti or []:
+        if anti_term.topology_key == HOSTNAME and anti_term.label_selector is not None:
+            anti.append(dict(anti_term.label_selector.match_labels or {}))
+    return tuple(terms), tuple(anti)
+
+
+def pod_info(
+    pod: client.V1Pod,
+    owners: Owners,
+    usage: Mapping[str, float],
+    opted_in: frozenset[str],
+) -> PodInfo:
+    assert pod.metadata is not None
+    assert pod.spec is not None
+    workload, kind = owners.workload(pod)
+    terms, anti = _affinity(pod)
+    volumes = pod.spec.volumes or []
+    return PodInfo(
+        name=str(pod.metadata.name),
+        namespace=str(pod.metadata.namespace),
+        node=str(pod.spec.node_name or ""),
+        workload=workload,
+        owner_kind=kind,
+        priority=int(pod.spec.priority or 0),
+        requests=_requests(pod, "requests"),
+        usage=dict(usage),
+        limits=_requests(pod, "limits"),
+        labels=dict(pod.metadata.labels or {}),
+        node_selector=dict(pod.spec.node_selector or {}),
+        affinity_terms=terms,
+        tolerations=tuple(
+            Toleration(
+                t.key or "",
+                "Exists" if t.operator == "Exists" else "Equal",
+                t.value or "",
+                t.effect or "",
+            )
+            for t in pod.spec.tolerations or []
+        ),
+        anti_affinity=anti,
+        mirror=MIRROR_ANNOTATION in (pod.metadata.annotations or {}),
+        terminating=pod.metadata.deletion_timestamp is not None,
+        local_storage=any(v.empty_dir is not None or v.host_path is not None for v in volumes),
+        opted_in=workload in opted_in,
+    )
+
+
+def by_label(samples: Iterable[Any], *labels: str) -> dict[tuple[str, ...], float]:
+    """Instant-query samples keyed by the given label values."""
+    return {tuple(s.labels.get(label, "") for label in labels): s.value for s in samples}
