@@ -8,7 +8,6 @@ import itertools
 import re
 import uuid
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -18,7 +17,13 @@ from predictive_scaler.localcluster import NodeShape
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.rebalancing.scale_in import DELETION_COST_ANNOTATION as DELETION_COST
 from tests.e2e.load import LoadDriver
-from tests.fixtures.cluster import KwokNodes, PrometheusQuery, deployment, wait_for
+from tests.fixtures.cluster import (
+    KwokNodes,
+    PrometheusQuery,
+    pinned_deployment,
+    running_pods,
+    wait_for,
+)
 from tests.fixtures.operator import StartOperator, scaler
 
 COOLDOWN = 20.0
@@ -34,23 +39,6 @@ def busy_google_vms(traces: Path, count: int) -> list[float]:
             by_vm.setdefault(row["vm"], []).append(float(row["cpu_percent"]))
     means = sorted((float(np.mean(v)) for v in by_vm.values()), reverse=True)
     return [m / 100 * 4 for m in means[:count]]
-
-
-def pinned(name: str, replicas: int, pool: str) -> dict[str, Any]:
-    body = deployment(name, replicas, cpu_request="500m")
-    body["spec"]["template"]["spec"]["nodeSelector"] = {"pool": pool}
-    return body
-
-
-def running(core: client.CoreV1Api, namespace: str, app: str) -> list[client.V1Pod]:
-    return [
-        p
-        for p in core.list_namespaced_pod(namespace, label_selector=f"app={app}").items
-        if p.status
-        and p.status.phase == "Running"
-        and p.metadata
-        and not p.metadata.deletion_timestamp
-    ]
 
 
 def rebalancer_moves(core: client.CoreV1Api, namespace: str) -> list[Moved]:
@@ -90,7 +78,11 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
     shape = NodeShape(cpu="8", memory="32Gi", labels={"pool": pool})
     hot = kwok_nodes.create(shape, count=2)
     for name, replicas in (("batch", 8), ("other", 2)):
-        apps_v1.create_namespaced_deployment(namespace, pinned(name, replicas, pool))  # type: ignore[arg-type]
+        apps_v1.create_namespaced_deployment(namespace, pinned_deployment(name, replicas, pool))  # type: ignore[arg-type]
+    agent = pinned_deployment("agent", 1, pool)
+    del agent["spec"]["replicas"]
+    agent["kind"] = "DaemonSet"
+    apps_v1.create_namespaced_daemon_set(namespace, agent)  # type: ignore[arg-type]
     budget = {
         "metadata": {"name": "batch"},
         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "batch"}}},
@@ -98,20 +90,30 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
     policy_v1.create_namespaced_pod_disruption_budget(namespace, budget)  # type: ignore[arg-type]
     wait_for(
         lambda: (
-            len(running(core_v1, namespace, "batch")) == 8
-            and len(running(core_v1, namespace, "other")) == 2
+            len(running_pods(core_v1, namespace, "batch")) == 8
+            and len(running_pods(core_v1, namespace, "other")) == 2
+            and len(running_pods(core_v1, namespace, "agent")) == 2
         ),
         what="pods Running",
     )
-    assert {p.spec.node_name for p in running(core_v1, namespace, "batch") if p.spec} <= set(hot)
-    others_before = {p.metadata.name for p in running(core_v1, namespace, "other") if p.metadata}
+    assert {p.spec.node_name for p in running_pods(core_v1, namespace, "batch") if p.spec} <= set(
+        hot
+    )
+    stayers = {
+        p.metadata.name
+        for a in ("other", "agent")
+        for p in running_pods(core_v1, namespace, a)
+        if p.metadata
+    }
 
     # The opted-in workload carries the load of the eight busiest Google VMs,
-    # spread over its pods; "other" shares the hot nodes but never opts in.
+    # spread over its pods; "other" and the DaemonSet "agent" share the hot nodes
+    # but may never be moved.
     load = sum(busy_google_vms(shared_traces, 8))
     drivers = [
         LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: load),
         LoadDriver(core_v1, apps_v1, namespace, "other", lambda _: 2.0),
+        LoadDriver(core_v1, apps_v1, namespace, "agent", lambda _: 1.0),
     ]
     for driver in drivers:
         driver.start()
@@ -169,12 +171,18 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
     assert all(pod.startswith(f"{namespace}/batch-") for _, pod, _, _ in moved)
     assert {source for _, _, source, _ in moved} <= set(hot)
     assert {destination for _, _, _, destination in moved} <= set(cool)
-    assert {
-        p.metadata.name for p in running(core_v1, namespace, "other") if p.metadata
-    } == others_before
+    after = {
+        p.metadata.name
+        for a in ("other", "agent")
+        for p in running_pods(core_v1, namespace, a)
+        if p.metadata
+    }
+    assert stayers <= after, "a pod that did not opt in, or a DaemonSet pod, was moved"
     assert_no_node_drained_twice_within_the_cooldown(moved)
     # The scheduler put the replacements on the cool nodes; the budget held.
-    assert {p.spec.node_name for p in running(core_v1, namespace, "batch") if p.spec} & set(cool)
+    assert {p.spec.node_name for p in running_pods(core_v1, namespace, "batch") if p.spec} & set(
+        cool
+    )
     status = policy_v1.read_namespaced_pod_disruption_budget("batch", namespace).status
     assert status is not None
     assert (status.disruptions_allowed or 0) >= 0
@@ -190,12 +198,12 @@ def test_scale_in_removes_the_replicas_on_the_heaviest_node_first(
 ) -> None:
     pool = f"pool-{uuid.uuid4().hex[:6]}"
     nodes = kwok_nodes.create(NodeShape(cpu="8", memory="32Gi", labels={"pool": pool}), count=3)
-    apps_v1.create_namespaced_deployment(namespace, pinned("web", 6, pool))  # type: ignore[arg-type]
-    wait_for(lambda: len(running(core_v1, namespace, "web")) == 6, what="6 web pods")
-    placed = {p.spec.node_name for p in running(core_v1, namespace, "web") if p.spec}
+    apps_v1.create_namespaced_deployment(namespace, pinned_deployment("web", 6, pool))  # type: ignore[arg-type]
+    wait_for(lambda: len(running_pods(core_v1, namespace, "web")) == 6, what="6 web pods")
+    placed = {p.spec.node_name for p in running_pods(core_v1, namespace, "web") if p.spec}
     assert placed == set(nodes), "the scheduler spreads the replicas over the pool"
     # A busy neighbour makes the first node the heaviest.
-    heavy = pinned("neighbour", 1, pool)
+    heavy = pinned_deployment("neighbour", 1, pool)
     heavy["spec"]["template"]["spec"]["nodeSelector"] = {"kubernetes.io/hostname": nodes[0]}
     apps_v1.create_namespaced_deployment(namespace, heavy)  # type: ignore[arg-type]
     drivers = [
@@ -216,12 +224,14 @@ def test_scale_in_removes_the_replicas_on_the_heaviest_node_first(
     custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
     try:
         wait_for(
-            lambda: len(running(core_v1, namespace, "web")) == 3, timeout=90, what="scale-in to 3"
+            lambda: len(running_pods(core_v1, namespace, "web")) == 3,
+            timeout=90,
+            what="scale-in to 3",
         )
     finally:
         for driver in drivers:
             driver.stop()
-    remaining = [p.spec.node_name for p in running(core_v1, namespace, "web") if p.spec]
+    remaining = [p.spec.node_name for p in running_pods(core_v1, namespace, "web") if p.spec]
     costs = {
         p.metadata.name: (p.spec.node_name, (p.metadata.annotations or {}).get(DELETION_COST))
         for p in core_v1.list_namespaced_pod(namespace, label_selector="app=web").items

@@ -18,22 +18,11 @@ from tests.fixtures.cluster import (
     PrometheusQuery,
     create_deployment,
     deployment,
+    running_pods,
     wait_for,
 )
 
 APP = "smoke"
-
-
-def running_pods(core: client.CoreV1Api, namespace: str, app: str) -> list[client.V1Pod]:
-    pods = core.list_namespaced_pod(namespace, label_selector=f"app={app}").items
-    return [
-        p
-        for p in pods
-        if p.status is not None
-        and p.status.phase == "Running"
-        and p.metadata is not None
-        and p.metadata.deletion_timestamp is None
-    ]
 
 
 def test_scheduler_places_deployment_pods_on_kwok_nodes_and_scale_subresource_resizes(

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import datetime
 import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from prometheus_api_client import PrometheusConnect
+from urllib3.util.retry import Retry
 
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
@@ -28,6 +31,7 @@ from predictive_scaler.promclient import instant_query
 from predictive_scaler.rebalancing.nodes import ScoringConfig
 from predictive_scaler.rebalancing.planner import Limits, Move, Plan, plan_moves
 from predictive_scaler.rebalancing.pods import NodeInfo
+from predictive_scaler.rebalancing.projection import projected_usage
 from predictive_scaler.rebalancing.scale_in import deletion_cost_annotations, deletion_costs
 
 log = logging.getLogger(__name__)
@@ -99,7 +103,35 @@ class Rebalancer:
                 ("namespace", "pod"),
             ),
         )
-        return tuple(by_label(instant_query(url, q), *labels) for q, labels in queries)
+        usage = tuple(by_label(instant_query(url, q), *labels) for q, labels in queries)
+        if self.settings.rebalance_lookahead > 0:
+            usage = (self._projected_node_cpu(usage[0], window), *usage[1:])
+        return usage
+
+    def _projected_node_cpu(
+        self, measured: dict[tuple[str, ...], float], window: str
+    ) -> dict[tuple[str, ...], float]:
+        """Each node's CPU as its forecast peak over the look-ahead (never below the measure)."""
+        lookahead = self.settings.rebalance_lookahead
+        step = max(4 * self.settings.scrape_interval, lookahead / 5)
+        end = datetime.datetime.now(datetime.UTC)
+        series = PrometheusConnect(
+            url=self.settings.prometheus, retry=Retry(total=0)
+        ).custom_query_range(
+            f"sum by (node) (rate(node_cpu_usage_seconds_total[{window}]))",
+            start_time=end - datetime.timedelta(seconds=20 * step),
+            end_time=end,
+            step=f"{step:g}s",
+        )
+        horizon = max(1, math.ceil(lookahead / step))
+        projected = dict(measured)
+        for item in series:
+            key = (item["metric"].get("node", ""),)
+            values = [float(v) for _, v in item["values"]]
+            peak = projected_usage(values, horizon)
+            if math.isfinite(peak):
+                projected[key] = max(measured.get(key, 0.0), peak)
+        return projected
 
     def _nodes(
         self,

@@ -35,6 +35,7 @@ VARIABLES = {
     "rebalance_threshold": f"{PREFIX}REBALANCE_THRESHOLD",
     "rebalance_weights": f"{PREFIX}REBALANCE_WEIGHTS",
     "rebalance_nodes": f"{PREFIX}REBALANCE_NODES",
+    "rebalance_lookahead": f"{PREFIX}REBALANCE_LOOKAHEAD",
 }
 
 
@@ -71,6 +72,8 @@ class OperatorSettings(BaseModel):
     )
     # A label selector ("pool=batch"): only these nodes are scored and used.
     rebalance_nodes: str = ""
+    # Node CPU is taken as its forecast peak this far ahead ("off" or 0: as measured).
+    rebalance_lookahead: float = Field(default=300.0, ge=0)
 
     @field_validator("rebalance_weights", mode="before")
     @classmethod
@@ -92,10 +95,13 @@ class OperatorSettings(BaseModel):
         "query_timeout",
         "rebalance_interval",
         "rebalance_cooldown",
+        "rebalance_lookahead",
         mode="before",
     )
     @classmethod
     def _duration(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lower() in ("off", "0"):
+            return 0.0
         return parse_duration(value) if isinstance(value, str) else value
 
     @field_validator("namespaces", mode="before")

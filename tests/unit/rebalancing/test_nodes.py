@@ -13,6 +13,7 @@ from predictive_scaler.rebalancing.nodes import (
     node_score,
     scores,
 )
+from predictive_scaler.rebalancing.projection import projected_usage
 
 CPU_ONLY = ScoringConfig(weights={"cpu": 1.0})
 
@@ -64,3 +65,12 @@ def test_weights_must_be_usable() -> None:
         ScoringConfig(weights={"cpu": 0.0})
     with pytest.raises(ValueError, match="finite"):
         ScoringConfig(weights={"cpu": -1.0})
+
+
+def test_a_climbing_node_counts_at_its_forecast_peak_and_a_falling_one_as_measured() -> None:
+    rising = [1.0 + 0.1 * i for i in range(20)]
+    assert projected_usage(rising, 5) > rising[-1] + 0.3
+    falling = rising[::-1]
+    assert projected_usage(falling, 5) == falling[-1]
+    assert projected_usage([2.0, 3.0], 5) == 3.0
+    assert math.isnan(projected_usage([float("nan")] * 4, 5))
