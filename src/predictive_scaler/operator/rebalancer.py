@@ -15,7 +15,7 @@ import datetime
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubernetes import client
@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 DRAINING_TAINT = f"{GROUP}/draining"
 REBALANCED_AT = f"{GROUP}/rebalanced-at"
 # Reasons a pod is never a candidate: no Event for those, they would flood.
+# Samples of each pod's recent CPU that the linear fit to its limit uses.
+HISTORY_POINTS = 10
 _NOT_CANDIDATES = {"NotOptedIn", "DaemonSetPod", "MirrorPod", "BarePod", "SystemCritical"}
 
 
@@ -108,20 +110,25 @@ class Rebalancer:
             usage = (self._projected_node_cpu(usage[0], window), *usage[1:])
         return usage
 
+    def _range(self, promql: str, step: float, points: int) -> list[dict[str, Any]]:
+        end = datetime.datetime.now(datetime.UTC)
+        client_ = PrometheusConnect(url=self.settings.prometheus, retry=Retry(total=0))
+        series: list[dict[str, Any]] = client_.custom_query_range(
+            promql,
+            start_time=end - datetime.timedelta(seconds=(points - 1) * step),
+            end_time=end,
+            step=f"{step:g}s",
+        )
+        return series
+
     def _projected_node_cpu(
         self, measured: dict[tuple[str, ...], float], window: str
     ) -> dict[tuple[str, ...], float]:
         """Each node's CPU as its forecast peak over the look-ahead (never below the measure)."""
         lookahead = self.settings.rebalance_lookahead
         step = max(4 * self.settings.scrape_interval, lookahead / 5)
-        end = datetime.datetime.now(datetime.UTC)
-        series = PrometheusConnect(
-            url=self.settings.prometheus, retry=Retry(total=0)
-        ).custom_query_range(
-            f"sum by (node) (rate(node_cpu_usage_seconds_total[{window}]))",
-            start_time=end - datetime.timedelta(seconds=20 * step),
-            end_time=end,
-            step=f"{step:g}s",
+        series = self._range(
+            f"sum by (node) (rate(node_cpu_usage_seconds_total[{window}]))", step, 21
         )
         horizon = max(1, math.ceil(lookahead / step))
         projected = dict(measured)
@@ -176,6 +183,24 @@ class Rebalancer:
                     raise
         return costs
 
+    def _pod_cpu_histories(self) -> tuple[dict[tuple[str, str], tuple[float, ...]], float]:
+        """Recent CPU of every pod, for the planner's "nearest its limit first" order."""
+        step = 4 * self.settings.scrape_interval
+        window = f"{round(step)}s"
+        series = self._range(
+            "sum by (namespace, pod) "
+            f'(rate(container_cpu_usage_seconds_total{{container!=""}}[{window}]))',
+            step,
+            HISTORY_POINTS,
+        )
+        histories = {
+            (item["metric"].get("namespace", ""), item["metric"].get("pod", "")): tuple(
+                float(v) for _, v in item["values"]
+            )
+            for item in series
+        }
+        return histories, step
+
     # ---- one cycle -----------------------------------------------------------
 
     def cycle(self, now: float) -> CycleReport:
@@ -184,6 +209,7 @@ class Rebalancer:
         listed, nodes = self._nodes(node_cpu, node_memory, self.settings.rebalance_nodes or None)
         names = {n.name for n in nodes}
         owners = Owners.from_replica_sets(self.apps.list_replica_set_for_all_namespaces().items)
+        histories, history_step = self._pod_cpu_histories()
         pods = []
         for pod in self.core.list_pod_for_all_namespaces(
             field_selector="status.phase=Running"
@@ -192,7 +218,10 @@ class Rebalancer:
                 continue
             key = (str(pod.metadata.namespace), str(pod.metadata.name))
             usage = {"cpu": pod_cpu.get(key, 0.0), "memory": pod_memory.get(key, 0.0)}
-            pods.append(pod_info(pod, owners, usage, frozenset(opted)))
+            info = pod_info(pod, owners, usage, frozenset(opted))
+            pods.append(
+                replace(info, cpu_history=histories.get(key, ()), history_step=history_step)
+            )
         cooling = self._cooling(listed, opted, now)
         plan = plan_moves(nodes, pods, self.scoring, self.limits, cooling=cooling)
         metrics.publish_balance(plan, self.scoring.threshold)
