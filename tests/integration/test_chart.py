@@ -1,0 +1,81 @@
+"""The Helm chart: lint, typed values, and rendered objects the real API server accepts."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import predictive_scaler.localcluster as local
+from tests.fixtures.operator import kubectl
+
+CHART = Path(__file__).resolve().parents[2] / "charts" / "predictive-scaler"
+KUBE_VERSION = "1.36.0"  # helm template has no cluster to ask
+
+
+def helm(cluster: local.LocalCluster, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [str(cluster.binaries.helm), *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def test_the_chart_lints_clean(local_cluster: local.LocalCluster) -> None:
+    linted = helm(local_cluster, "lint", str(CHART), "--strict", "--kube-version", KUBE_VERSION)
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_rendered_objects_pass_server_side_validation(
+    local_cluster: local.LocalCluster, crd: str, namespace: str
+) -> None:
+    rendered = helm(
+        local_cluster,
+        "template", "ops", str(CHART),
+        "--namespace", namespace,
+        "--kube-version", KUBE_VERSION,
+        "--set", "metrics.serviceMonitor.enabled=false",
+    )  # fmt: skip
+    assert rendered.returncode == 0, rendered.stderr
+    applied = kubectl(
+        local_cluster,
+        "apply",
+        "--dry-run=server",
+        "-n",
+        namespace,
+        "-f",
+        "-",
+        stdin=rendered.stdout,
+    )
+    accepted = {line.split()[0] for line in applied.splitlines() if "(server dry run)" in line}
+    assert accepted == {
+        "serviceaccount/ops",
+        "clusterrole.rbac.authorization.k8s.io/ops",
+        "clusterrolebinding.rbac.authorization.k8s.io/ops",
+        "service/ops-metrics",
+        "deployment.apps/ops",
+    }
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("replicas=two", "/replicas': got string, want integer"),
+        ("rebalance.mode=Sometimes", "/rebalance/mode': value must be one of"),
+        ("prometheus.url=prometheus:9090", "/prometheus/url'"),
+        ("replicas=2", "replicas > 1 needs `peering` set"),
+    ],
+)
+def test_wrong_values_fail_at_install_time_with_a_clear_message(
+    local_cluster: local.LocalCluster, setting: str, message: str
+) -> None:
+    rendered = helm(
+        local_cluster,
+        "template",
+        "ops",
+        str(CHART),
+        "--kube-version",
+        KUBE_VERSION,
+        "--set",
+        setting,
+    )
+    assert rendered.returncode != 0
+    assert message in rendered.stderr
