@@ -210,9 +210,9 @@ def test_dry_run_reports_the_decision_and_changes_nothing(
     for driver in drivers:
         driver.start()
     try:
-        # "shadow" watches the same Deployment as "live" in DryRun: same history,
-        # same decision code, so its first decision must be the one "live" carries out.
-        create(custom_objects, namespace, fast_scaler("live", "live"))
+        # "shadow" watches the "live" Deployment in DryRun first; "live" (Auto) comes
+        # once the shadow has decided, so both decide from the same 2 replicas with
+        # the same history and decision code.
         create(custom_objects, namespace, fast_scaler("shadow", "live", mode="DryRun"))
         create(custom_objects, namespace, fast_scaler("dry", "dry", mode="DryRun"))
         shadow: list[int] = []
@@ -226,6 +226,8 @@ def test_dry_run_reports_the_decision_and_changes_nothing(
             return bool(shadow)
 
         wait_for(shadow_wants_more, timeout=90, what="the DryRun shadow to want more replicas")
+        assert replicas(apps_v1, namespace, "live") == 2, "DryRun changed its Deployment"
+        create(custom_objects, namespace, fast_scaler("live", "live"))
 
         def dry_wants_more() -> bool:
             assert replicas(apps_v1, namespace, "dry") == 2, "DryRun changed its Deployment"
@@ -237,7 +239,7 @@ def test_dry_run_reports_the_decision_and_changes_nothing(
     finally:
         for driver in drivers:
             driver.stop()
-    # Evaluated up to one step apart, the two may see one sample more or less.
+    # A few seconds apart, the two may see a sample more or less.
     assert abs(shadow[0] - live) <= 1, (shadow, live)
     status = read_status(custom_objects, namespace, "dry")
     assert condition(status, "ScalingActive")["reason"] == "DryRun"
