@@ -14,9 +14,12 @@ class Sample:
     value: float
 
 
+def connect(base_url: str, *, timeout: float = 5.0) -> PrometheusConnect:
+    """A client without retries: every caller polls or retries on its own schedule."""
+    return PrometheusConnect(url=base_url, retry=Retry(total=0), timeout=timeout)
+
+
 def instant_query(base_url: str, promql: str, *, timeout: float = 5.0) -> list[Sample]:
     """One instant query of a vector; errors raise (the caller decides whether to retry)."""
-    # No client-side retries: callers poll or retry on their own schedule.
-    prometheus = PrometheusConnect(url=base_url, retry=Retry(total=0))
-    result = prometheus.custom_query(promql, timeout=timeout)
+    result = connect(base_url, timeout=timeout).custom_query(promql)
     return [Sample(dict(item["metric"]), float(item["value"][1])) for item in result]

@@ -63,6 +63,8 @@ def _up(args: argparse.Namespace, run_dir: Path) -> int:
         timeout_seconds=args.timeout,
     )
     result = up(config)
+    if result.build is not None and result.build.built:
+        print(f"built {', '.join(result.build.built)} in {result.build.seconds:.0f} s")
     verb = "already running, reused" if result.reused else f"up in {result.seconds:.1f} s"
     print(f"local cluster {verb}")
     print(f"  API server  {result.cluster.ports.apiserver_url}")

@@ -10,6 +10,7 @@ import contextlib
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from predictive_scaler.operator.conditions import TYPES
 from predictive_scaler.rebalancing.planner import Plan
 
 OBJECT = ("namespace", "name")
@@ -78,13 +79,6 @@ _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     REPLICAS: (("current",), ("desired",)),
     SCALE_ACTIONS: (("up",), ("down",)),
 }
-_CONDITION_TYPES = (
-    "Ready",
-    "MetricsAvailable",
-    "ForecastReliable",
-    "ScalingActive",
-    "ScalingLimited",
-)
 # The model label of each object, so a change of model (or a deletion) drops the old series.
 _models: dict[tuple[str, str], str] = {}
 
@@ -103,7 +97,7 @@ def forget(namespace: str, name: str) -> None:
         for extra in label_sets:
             with contextlib.suppress(KeyError):
                 metric.remove(namespace, name, *extra)
-    for condition in _CONDITION_TYPES:
+    for condition in TYPES:
         with contextlib.suppress(KeyError):
             CONDITION.remove(namespace, name, condition)
     model = _models.pop((namespace, name), None)

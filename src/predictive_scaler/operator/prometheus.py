@@ -17,10 +17,10 @@ import numpy as np
 import requests
 from prometheus_api_client import PrometheusConnect
 from prometheus_api_client.exceptions import PrometheusApiClientException
-from urllib3.util.retry import Retry
 
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.resource import MetricSource, ScaleTargetRef
+from predictive_scaler.promclient import connect
 from predictive_scaler.scaling import LoadHistory
 
 # Pod names each workload kind gives its pods: cAdvisor series carry the pod
@@ -71,7 +71,7 @@ class PrometheusSource:
 
     def _client(self) -> PrometheusConnect:
         # No retries inside one evaluation: the next evaluation is the retry.
-        return PrometheusConnect(url=self.url, retry=Retry(total=0), timeout=self.timeout)
+        return connect(self.url, timeout=self.timeout)
 
     def history(self, query: str, *, step: float, points: int, now: float) -> LoadHistory:
         """The last `points` samples of `query`, `step` seconds apart, ending at or before now."""

@@ -20,14 +20,12 @@ from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from prometheus_api_client import PrometheusConnect
-from urllib3.util.retry import Retry
 
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.operator.snapshot import Owners, by_label, node_info, pod_info
-from predictive_scaler.promclient import instant_query
+from predictive_scaler.promclient import connect, instant_query
 from predictive_scaler.rebalancing.nodes import ScoringConfig
 from predictive_scaler.rebalancing.planner import Limits, Move, Plan, plan_moves
 from predictive_scaler.rebalancing.pods import NodeInfo
@@ -91,7 +89,8 @@ class Rebalancer:
         return opted
 
     def _usage(self) -> tuple[dict[tuple[str, ...], float], ...]:
-        url, window = self.settings.prometheus, f"{round(4 * self.settings.scrape_interval)}s"
+        url = self.settings.prometheus
+        window = f"{round(self.settings.min_rate_window)}s"
         queries = (
             (f"sum by (node) (rate(node_cpu_usage_seconds_total[{window}]))", ("node",)),
             ("sum by (node) (node_memory_working_set_bytes)", ("node",)),
@@ -112,8 +111,8 @@ class Rebalancer:
 
     def _range(self, promql: str, step: float, points: int) -> list[dict[str, Any]]:
         end = datetime.datetime.now(datetime.UTC)
-        client_ = PrometheusConnect(url=self.settings.prometheus, retry=Retry(total=0))
-        series: list[dict[str, Any]] = client_.custom_query_range(
+        prometheus = connect(self.settings.prometheus, timeout=self.settings.query_timeout)
+        series: list[dict[str, Any]] = prometheus.custom_query_range(
             promql,
             start_time=end - datetime.timedelta(seconds=(points - 1) * step),
             end_time=end,
@@ -126,7 +125,7 @@ class Rebalancer:
     ) -> dict[tuple[str, ...], float]:
         """Each node's CPU as its forecast peak over the look-ahead (never below the measure)."""
         lookahead = self.settings.rebalance_lookahead
-        step = max(4 * self.settings.scrape_interval, lookahead / 5)
+        step = max(self.settings.min_rate_window, lookahead / 5)
         series = self._range(
             f"sum by (node) (rate(node_cpu_usage_seconds_total[{window}]))", step, 21
         )
@@ -185,7 +184,7 @@ class Rebalancer:
 
     def _pod_cpu_histories(self) -> tuple[dict[tuple[str, str], tuple[float, ...]], float]:
         """Recent CPU of every pod, for the planner's "nearest its limit first" order."""
-        step = 4 * self.settings.scrape_interval
+        step = self.settings.min_rate_window
         window = f"{round(step)}s"
         series = self._range(
             "sum by (namespace, pod) "

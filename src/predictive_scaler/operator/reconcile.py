@@ -48,7 +48,6 @@ class EventNote:
 class Evaluation:
     status: dict[str, Any]
     events: tuple[EventNote, ...]
-    scaled: bool = False
 
 
 def _previous_state(status: Mapping[str, Any]) -> ScalingState:
@@ -107,7 +106,7 @@ class Evaluator:
 
         step = spec.forecast.step_seconds
         points = spec.forecast.history_points
-        rate_window = max(2 * step, 4 * self.settings.scrape_interval)
+        rate_window = max(2 * step, self.settings.min_rate_window)
         query = load_query(spec.metric, ref.namespace, target, rate_window)
         metrics_error: MetricsError | None = None
         try:
@@ -148,8 +147,7 @@ class Evaluator:
             ref, raw_status, now, observed(seen), status=status, events=events
         )
         publish(ref.namespace, ref.name, decision, history, runtime)
-        scaled = any(event.reason == "Scaled" for event in events)
-        return Evaluation(evaluation.status, evaluation.events, scaled=scaled)
+        return evaluation
 
     def _scale(
         self,

@@ -112,6 +112,11 @@ class OperatorSettings(BaseModel):
         return value
 
     @property
+    def min_rate_window(self) -> float:
+        """The shortest rate() window worth querying: four scrapes, so a sample or two may miss."""
+        return 4 * self.scrape_interval
+
+    @property
     def prometheus(self) -> str:
         return str(self.prometheus_url).rstrip("/")
 
