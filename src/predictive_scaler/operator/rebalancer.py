@@ -209,6 +209,7 @@ class Rebalancer:
         names = {n.name for n in nodes}
         owners = Owners.from_replica_sets(self.apps.list_replica_set_for_all_namespaces().items)
         histories, history_step = self._pod_cpu_histories()
+        opted_in = frozenset(opted)
         pods = []
         for pod in self.core.list_pod_for_all_namespaces(
             field_selector="status.phase=Running"
@@ -217,7 +218,7 @@ class Rebalancer:
                 continue
             key = (str(pod.metadata.namespace), str(pod.metadata.name))
             usage = {"cpu": pod_cpu.get(key, 0.0), "memory": pod_memory.get(key, 0.0)}
-            info = pod_info(pod, owners, usage, frozenset(opted))
+            info = pod_info(pod, owners, usage, opted_in)
             pods.append(
                 replace(info, cpu_history=histories.get(key, ()), history_step=history_step)
             )
