@@ -82,7 +82,7 @@ async def _rebalance_forever(state: OperatorState) -> None:
         try:
             await loop.run_in_executor(state.executor, state.rebalancer.cycle, time.time())
         except Exception as error:  # noqa: BLE001 - a failed cycle is retried next interval
-            metrics.RECONCILE_ERRORS.labels(f"rebalance:{type(error).__name__}").inc()
+            metrics.RECONCILE_ERRORS.labels("rebalance").inc()
             logging.getLogger(__name__).warning("rebalancing cycle failed: %r", error)
         elapsed = time.monotonic() - began
         await asyncio.sleep(max(0.0, state.settings.rebalance_interval - elapsed))
@@ -131,6 +131,7 @@ async def evaluate(
     state: OperatorState = memo["state"]
     uid = str(meta["uid"])
     loop = asyncio.get_running_loop()
+    metrics.start_object(str(meta["namespace"]), str(meta["name"]))
     try:
         while not stopped:
             began = time.monotonic()
@@ -151,7 +152,7 @@ async def evaluate(
                     uid,
                 )
             except Exception as error:  # noqa: BLE001 - one bad turn must not end the loop
-                metrics.RECONCILE_ERRORS.labels(type(error).__name__).inc()
+                metrics.RECONCILE_ERRORS.labels("evaluate").inc()
                 logger.warning(f"evaluation failed, retrying next period: {error!r}")
             else:
                 for note in evaluation.events:

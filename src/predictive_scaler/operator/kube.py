@@ -1,4 +1,4 @@
-"""Adapter to the Kubernetes API: the target's scale subresource, rival autoscalers, our status.
+"""Adapter to the Kubernetes API: the target workload and its scale, rival autoscalers, our status.
 
 Synchronous (the official client); the handlers call it from worker threads.
 """
@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from predictive_scaler.operator.resource import GROUP, KIND, PLURAL, VERSION, ScaleTargetRef
 
-_SCALE_METHODS = {
+_WORKLOAD_METHODS = {
     "Deployment": "deployment",
     "StatefulSet": "stateful_set",
     "ReplicaSet": "replica_set",
@@ -26,8 +26,27 @@ class TargetNotFoundError(LookupError):
 
 @dataclass(frozen=True)
 class Scale:
-    replicas: int
-    selector: str
+    replicas: int  # spec.replicas
+    ready: int  # status.readyReplicas
+    selector: str  # the pods' label selector, in the scale subresource's string form
+
+
+def selector_string(selector: client.V1LabelSelector | None) -> str:
+    """``matchLabels`` and ``matchExpressions`` as a ``label_selector`` query parameter."""
+    if selector is None:
+        return ""
+    terms = [f"{key}={value}" for key, value in sorted((selector.match_labels or {}).items())]
+    for expression in selector.match_expressions or []:
+        values = ",".join(expression.values or [])
+        terms.append(
+            {
+                "In": f"{expression.key} in ({values})",
+                "NotIn": f"{expression.key} notin ({values})",
+                "Exists": expression.key,
+                "DoesNotExist": f"!{expression.key}",
+            }[expression.operator]
+        )
+    return ",".join(terms)
 
 
 @dataclass(frozen=True)
@@ -35,23 +54,25 @@ class Kubernetes:
     api: client.ApiClient
 
     def read_scale(self, namespace: str, target: ScaleTargetRef) -> Scale:
+        """Read the workload itself: one request gives replicas, ready replicas and selector."""
         apps = client.AppsV1Api(self.api)
-        read = getattr(apps, f"read_namespaced_{_SCALE_METHODS[target.kind]}_scale")
+        read = getattr(apps, f"read_namespaced_{_WORKLOAD_METHODS[target.kind]}")
         try:
-            scale = read(target.name, namespace)
+            workload = read(target.name, namespace)
         except ApiException as error:
             if error.status == 404:
                 raise TargetNotFoundError(
                     f"{target.describe()} not found in namespace {namespace}"
                 ) from None
             raise
-        replicas = scale.spec.replicas if scale.spec and scale.spec.replicas is not None else 0
-        selector = scale.status.selector if scale.status and scale.status.selector else ""
-        return Scale(int(replicas), selector)
+        spec, status = workload.spec, workload.status
+        replicas = spec.replicas if spec is not None and spec.replicas is not None else 0
+        ready = status.ready_replicas if status is not None and status.ready_replicas else 0
+        return Scale(int(replicas), int(ready), selector_string(spec.selector if spec else None))
 
     def patch_scale(self, namespace: str, target: ScaleTargetRef, replicas: int) -> None:
         apps = client.AppsV1Api(self.api)
-        patch = getattr(apps, f"patch_namespaced_{_SCALE_METHODS[target.kind]}_scale")
+        patch = getattr(apps, f"patch_namespaced_{_WORKLOAD_METHODS[target.kind]}_scale")
         patch(target.name, namespace, {"spec": {"replicas": replicas}})
 
     def rival_autoscaler(

@@ -22,7 +22,14 @@ FORECAST = Gauge(
     (*OBJECT, "bound"),
 )
 REPLICAS = Gauge(
-    "predictive_scaler_replicas", "Replicas of the target (current and desired)", (*OBJECT, "kind")
+    "predictive_scaler_replicas",
+    "Replicas of the target: current (spec), ready (status) and desired (this decision)",
+    (*OBJECT, "kind"),
+)
+TARGET_PER_REPLICA = Gauge(
+    "predictive_scaler_target_per_replica",
+    "Load one replica should carry (spec.metric.targetPerReplica), in the metric's unit",
+    OBJECT,
 )
 MODEL = Gauge(
     "predictive_scaler_model_info", "The forecasting model in use (value 1)", (*OBJECT, "model")
@@ -46,7 +53,9 @@ RECONCILE_SECONDS = Histogram(
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
 RECONCILE_ERRORS = Counter(
-    "predictive_scaler_reconcile_errors", "Evaluations that ended in an error", ("reason",)
+    "predictive_scaler_reconcile_errors",
+    "Turns of a loop (evaluate: one object; rebalance: one cycle) that raised; details in the log",
+    ("loop",),
 )
 QUERY_SECONDS = Histogram(
     "predictive_scaler_prometheus_query_duration_seconds",
@@ -71,14 +80,25 @@ BALANCE_DEGREE = Gauge(
 MOVES = Counter("predictive_scaler_rebalance_moves", "Moves planned by the rebalancer")
 EVICTIONS = Counter("predictive_scaler_evictions", "Rebalancing evictions by outcome", ("reason",))
 
-_PER_OBJECT = (LOAD, FORECAST, REPLICAS, BACKTEST_ERROR, SCALE_ACTIONS)
 _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     LOAD: ((),),
     BACKTEST_ERROR: ((),),
+    TARGET_PER_REPLICA: ((),),
     FORECAST: (("mean",), ("lower",), ("upper",)),
-    REPLICAS: (("current",), ("desired",)),
+    REPLICAS: (("current",), ("ready",), ("desired",)),
     SCALE_ACTIONS: (("up",), ("down",)),
 }
+# Counters whose label values are known up front start at zero, so a rate()
+# on a dashboard answers 0 instead of nothing before the first error.
+LOOPS = ("evaluate", "rebalance")
+QUERY_FAILURE_REASONS = ("Unreachable", "Timeout", "QueryFailed", "MultipleSeries")
+EVICTION_OUTCOMES = ("Evicted", "Blocked", "Failed")
+for _loop in LOOPS:
+    RECONCILE_ERRORS.labels(_loop)
+for _reason in QUERY_FAILURE_REASONS:
+    QUERY_FAILURES.labels(_reason)
+for _outcome in EVICTION_OUTCOMES:
+    EVICTIONS.labels(_outcome)
 # The model label of each object, so a change of model (or a deletion) drops the old series.
 _models: dict[tuple[str, str], str] = {}
 
@@ -89,6 +109,12 @@ def set_model(namespace: str, name: str, model: str) -> None:
         MODEL.remove(namespace, name, previous)
     _models[(namespace, name)] = model
     MODEL.labels(namespace, name, model).set(1)
+
+
+def start_object(namespace: str, name: str) -> None:
+    """Scale-action counters of a new object start at zero, like the global ones."""
+    for direction in ("up", "down"):
+        SCALE_ACTIONS.labels(namespace, name, direction)
 
 
 def forget(namespace: str, name: str) -> None:

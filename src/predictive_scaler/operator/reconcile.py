@@ -21,7 +21,7 @@ from predictive_scaler.operator import metrics
 from predictive_scaler.operator.conditions import Condition, Observation, blocked, merge, observed
 from predictive_scaler.operator.kube import Kubernetes, TargetNotFoundError
 from predictive_scaler.operator.prometheus import MetricsError, PrometheusSource, load_query
-from predictive_scaler.operator.report import decision_status, publish, timestamp
+from predictive_scaler.operator.report import Published, decision_status, publish, timestamp
 from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings
@@ -146,7 +146,8 @@ class Evaluator:
         evaluation = self._report(
             ref, raw_status, now, observed(seen), status=status, events=events
         )
-        publish(ref.namespace, ref.name, decision, history, runtime)
+        published = Published(history, scale.ready, scaling_spec.target_per_replica)
+        publish(ref.namespace, ref.name, decision, published, runtime)
         return evaluation
 
     def _scale(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -65,14 +66,25 @@ def decision_status(
     return status
 
 
+@dataclass(frozen=True)
+class Published:
+    """What the metrics show of one evaluation besides the decision itself."""
+
+    history: LoadHistory
+    ready_replicas: int
+    target_per_replica: float
+
+
 def publish(
-    namespace: str, name: str, decision: Decision, history: LoadHistory, runtime: ObjectRuntime
+    namespace: str, name: str, decision: Decision, seen: Published, runtime: ObjectRuntime
 ) -> None:
     labels = (namespace, name)
-    load = _latest(history)
+    load = _latest(seen.history)
     if load is not None:
         metrics.LOAD.labels(*labels).set(load)
+    metrics.TARGET_PER_REPLICA.labels(*labels).set(seen.target_per_replica)
     metrics.REPLICAS.labels(*labels, "current").set(decision.current_replicas)
+    metrics.REPLICAS.labels(*labels, "ready").set(seen.ready_replicas)
     metrics.REPLICAS.labels(*labels, "desired").set(decision.desired_replicas)
     forecast = decision.forecast
     if forecast is None:
