@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 import predictive_scaler.localcluster as local
 from tests.fixtures.operator import kubectl
 
 CHART = Path(__file__).resolve().parents[2] / "charts" / "predictive-scaler"
 KUBE_VERSION = "1.36.0"  # helm template has no cluster to ask
+DASHBOARDS = sorted((CHART / "dashboards").glob("*.json"))
 
 
 def helm(cluster: local.LocalCluster, *args: str) -> subprocess.CompletedProcess[str]:
@@ -52,7 +55,39 @@ def test_rendered_objects_pass_server_side_validation(
         "clusterrolebinding.rbac.authorization.k8s.io/ops",
         "service/ops-metrics",
         "deployment.apps/ops",
+        *(f"configmap/ops-dashboard-{board.stem}" for board in DASHBOARDS),
     }
+
+
+def test_each_dashboard_ships_verbatim_as_a_configmap_for_grafanas_sidecar(
+    local_cluster: local.LocalCluster,
+) -> None:
+    rendered = helm(
+        local_cluster,
+        "template", "ops", str(CHART),
+        "--kube-version", KUBE_VERSION,
+        "--show-only", "templates/dashboards.yaml",
+        "--set", "dashboards.folder=Autoscaling",
+        "--set", "dashboards.namespace=monitoring",
+    )  # fmt: skip
+    assert rendered.returncode == 0, rendered.stderr
+    maps = {m["metadata"]["name"]: m for m in yaml.safe_load_all(rendered.stdout) if m}
+    assert len(DASHBOARDS) == 3
+    for board in DASHBOARDS:
+        shipped = maps[f"ops-dashboard-{board.stem}"]
+        assert shipped["metadata"]["labels"]["grafana_dashboard"] == "1"
+        assert shipped["metadata"]["annotations"] == {"grafana_folder": "Autoscaling"}
+        assert shipped["metadata"]["namespace"] == "monitoring"
+        assert json.loads(shipped["data"][board.name]) == json.loads(board.read_text())
+
+    disabled = helm(
+        local_cluster,
+        "template", "ops", str(CHART),
+        "--kube-version", KUBE_VERSION,
+        "--set", "dashboards.enabled=false",
+    )  # fmt: skip
+    assert disabled.returncode == 0, disabled.stderr
+    assert "kind: ConfigMap" not in disabled.stdout
 
 
 @pytest.mark.parametrize(
@@ -62,6 +97,7 @@ def test_rendered_objects_pass_server_side_validation(
         ("rebalance.mode=Sometimes", "/rebalance/mode': value must be one of"),
         ("prometheus.url=prometheus:9090", "/prometheus/url'"),
         ("replicas=2", "replicas > 1 needs `peering` set"),
+        ("dashboards.label=-sidecar", "/dashboards/label'"),
     ],
 )
 def test_wrong_values_fail_at_install_time_with_a_clear_message(
