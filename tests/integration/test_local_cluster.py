@@ -11,14 +11,13 @@ from kubernetes.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
 import predictive_scaler.localcluster as local
-from predictive_scaler.localcluster.kube import NodeShape, set_pod_usage
+from predictive_scaler.localcluster.kube import NodeShape, running_pods, set_pod_usage
 from predictive_scaler.promclient import Sample
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,
     create_deployment,
     deployment,
-    running_pods,
     wait_for,
 )
 
@@ -223,3 +222,33 @@ def test_rbac_forbids_what_a_service_account_was_not_granted(
             core.list_namespaced_pod(namespace)
     assert forbidden.value.status == 403
     assert "cannot list resource" in str(forbidden.value.body)
+
+
+def _ready_after_scheduled(pod: client.V1Pod) -> float:
+    assert pod.status is not None
+    times = {c.type: c.last_transition_time for c in pod.status.conditions or []}
+    ready, scheduled = times["Ready"], times["PodScheduled"]
+    assert ready is not None
+    assert scheduled is not None
+    return float((ready - scheduled).total_seconds())
+
+
+def test_a_start_up_delay_annotation_keeps_new_pods_unready_that_long(
+    core_v1: client.CoreV1Api, apps_v1: client.AppsV1Api, namespace: str
+) -> None:
+    slow = local.deployment_manifest("slow", 2, startup_delay="4s")
+    fast = local.deployment_manifest("fast", 2)
+    for body in (slow, fast):
+        apps_v1.create_namespaced_deployment(namespace, body)  # type: ignore[arg-type]
+    wait_for(
+        lambda: (
+            len(running_pods(core_v1, namespace, "slow")) == 2
+            and len(running_pods(core_v1, namespace, "fast")) == 2
+        ),
+        what="both Deployments Running",
+    )
+    # Condition times are the server's, in whole seconds.
+    for pod in running_pods(core_v1, namespace, "slow"):
+        assert _ready_after_scheduled(pod) >= 3
+    for pod in running_pods(core_v1, namespace, "fast"):
+        assert _ready_after_scheduled(pod) <= 1

@@ -11,7 +11,8 @@ from predictive_scaler.localcluster.cluster import (
     stop_component,
     up,
 )
-from predictive_scaler.localcluster.kube import NodeShape, set_pod_usage
+from predictive_scaler.localcluster.configs import STARTUP_DELAY_ANNOTATION
+from predictive_scaler.localcluster.kube import NodeShape, deployment_manifest, set_pod_usage
 from predictive_scaler.localcluster.state import (
     ClusterConfig,
     ClusterError,
@@ -23,6 +24,7 @@ from predictive_scaler.localcluster.state import (
 )
 
 __all__ = [
+    "STARTUP_DELAY_ANNOTATION",
     "ClusterConfig",
     "ClusterError",
     "LocalCluster",
@@ -30,6 +32,7 @@ __all__ = [
     "Phase",
     "connect",
     "default_run_dir",
+    "deployment_manifest",
     "down",
     "read_state",
     "restart_component",

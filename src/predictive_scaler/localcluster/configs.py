@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from pydantic import BaseModel, ConfigDict
 
 from predictive_scaler.localcluster.certs import (
@@ -219,14 +220,36 @@ def kwok_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
     ]
 
 
+# A pod annotated with a Go duration ("4s") turns Ready that long after it is
+# scheduled, as a real container would after pulling and warming up; without
+# the annotation pods start at once, as in kwok's own fast stages.
+STARTUP_DELAY_ANNOTATION = "predictive-scaler.io/kwok-startup-delay"
+_DELAYED_STAGE = "pod-ready"
+
+
 def kwok_configuration(release_files: Sequence[str]) -> str:
     """kwok's `--config`: the release's stages and metrics as one YAML stream.
 
+    The one change to upstream's files: the pod-ready stage takes its delay
+    from STARTUP_DELAY_ANNOTATION (kwok's own ``delay.durationFrom``, default 0).
     No KwokConfiguration document: a loaded one is not defaulted (its zero
     parallelism settings make kwok exit), while without one kwok applies its
     own defaults and takes the rest from the command-line flags.
     """
-    return "\n---\n".join(text.strip() for text in release_files) + "\n"
+    documents = []
+    for original in release_files:
+        text = original
+        stage = yaml.safe_load(original)
+        if stage.get("kind") == "Stage" and stage["metadata"]["name"] == _DELAYED_STAGE:
+            stage["spec"]["delay"] = {
+                "durationMilliseconds": 0,
+                "durationFrom": {
+                    "expressionFrom": f'.metadata.annotations["{STARTUP_DELAY_ANNOTATION}"]'
+                },
+            }
+            text = yaml.safe_dump(stage, sort_keys=False)
+        documents.append(text.strip())
+    return "\n---\n".join(documents) + "\n"
 
 
 def prometheus_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:

@@ -14,7 +14,11 @@ from typing import Any
 
 from kubernetes import client, config
 
-from predictive_scaler.localcluster.configs import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
+from predictive_scaler.localcluster.configs import (
+    KWOK_NODE_ANNOTATION,
+    KWOK_NODE_ANNOTATION_VALUE,
+    STARTUP_DELAY_ANNOTATION,
+)
 
 USAGE_CPU_ANNOTATION = "kwok.x-k8s.io/usage-cpu"
 USAGE_MEMORY_ANNOTATION = "kwok.x-k8s.io/usage-memory"
@@ -115,3 +119,54 @@ def set_pod_usage(
     """
     annotations = {USAGE_CPU_ANNOTATION: cpu, USAGE_MEMORY_ANNOTATION: memory}
     core.patch_namespaced_pod(pod, namespace, {"metadata": {"annotations": annotations}})
+
+
+def deployment_manifest(
+    name: str,
+    replicas: int,
+    *,
+    cpu_request: str = "100m",
+    startup_delay: str | None = None,
+) -> dict[str, Any]:
+    """A Deployment of pods labelled app=<name>; kwok runs them, the image is never pulled.
+
+    ``startup_delay`` (a Go duration, "4s") keeps each new pod unready that
+    long, through the local cluster's delayed pod-ready stage.
+    """
+    labels = {"app": name}
+    template_meta: dict[str, Any] = {"labels": labels}
+    if startup_delay is not None:
+        template_meta["annotations"] = {STARTUP_DELAY_ANNOTATION: startup_delay}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": template_meta,
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "image": "registry.invalid/app:1",
+                            "resources": {"requests": {"cpu": cpu_request, "memory": "64Mi"}},
+                        }
+                    ]
+                },
+            },
+        },
+    }
+
+
+def running_pods(core: client.CoreV1Api, namespace: str, app: str) -> list[client.V1Pod]:
+    """Pods labelled app=<app> that are Running and not being deleted: the ones serving."""
+    return [
+        p
+        for p in core.list_namespaced_pod(namespace, label_selector=f"app={app}").items
+        if p.status is not None
+        and p.status.phase == "Running"
+        and p.metadata is not None
+        and p.metadata.deletion_timestamp is None
+    ]

@@ -89,6 +89,12 @@ class LocalCluster:
     def prometheus_url(self) -> str:
         return self.ports.prometheus_url
 
+    @property
+    def scrape_interval_seconds(self) -> float:
+        """Prometheus's global scrape interval, as `up` wrote it (in milliseconds)."""
+        written = json.loads(self.layout.prometheus_config.read_text())
+        return float(str(written["global"]["scrape_interval"]).removesuffix("ms")) / 1000
+
     def environment(self) -> dict[str, str]:
         p = self.ports
         return {

@@ -4,6 +4,8 @@ import json
 import re
 from pathlib import Path
 
+import yaml
+
 from predictive_scaler.localcluster import configs
 from predictive_scaler.localcluster.components import Binaries
 from predictive_scaler.localcluster.configs import Layout, Ports
@@ -69,6 +71,17 @@ def test_prometheus_labels_each_kwok_target_with_its_node(tmp_path: Path) -> Non
 def test_kwok_configuration_is_one_stream_of_the_release_files() -> None:
     text = configs.kwok_configuration(["kind: Stage\nmetadata:\n  name: a\n", "kind: Metric\n"])
     assert text.split("\n---\n") == ["kind: Stage\nmetadata:\n  name: a", "kind: Metric\n"]
+
+
+def test_only_the_pod_ready_stage_gets_a_start_up_delay_from_an_annotation() -> None:
+    ready = "kind: Stage\nmetadata:\n  name: pod-ready\nspec:\n  next: {}\n"
+    other = "kind: Stage\nmetadata:\n  name: pod-delete\nspec:\n  next: {}\n"
+    stages = list(yaml.safe_load_all(configs.kwok_configuration([ready, other])))
+    delay = stages[0]["spec"]["delay"]
+    assert delay["durationMilliseconds"] == 0
+    assert configs.STARTUP_DELAY_ANNOTATION in delay["durationFrom"]["expressionFrom"]
+    assert stages[0]["spec"]["next"] == {}
+    assert "delay" not in stages[1]["spec"]
 
 
 def test_env_file_exports_quoted_values_and_prepends_binaries_to_path() -> None:
