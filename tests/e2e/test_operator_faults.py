@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -10,10 +11,11 @@ import pytest
 from kubernetes import client
 
 import predictive_scaler.localcluster as local
+from predictive_scaler.demo.load import LoadDriver
+from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
-from tests.e2e.load import LoadDriver
 from tests.fixtures.cluster import create_deployment, wait_for
-from tests.fixtures.operator import OperatorProcess, condition, events_for, read_status, scaler
+from tests.fixtures.operator import condition, events_for, read_status, scaler
 
 CPU = {"resource": "cpu", "targetPerReplica": "500m"}
 
@@ -260,8 +262,19 @@ def test_killing_and_restarting_the_operator_loses_no_state_and_scales_nothing(
     namespace: str,
 ) -> None:
     create(custom_objects, namespace, fast_scaler("web", "web"))
-    held = scaled_up(apps_v1, namespace)
+    scaled_up(apps_v1, namespace)
     wait_condition(custom_objects, namespace, "web", "Ready", "True")
+
+    # Right after the first scale-up the history still holds the rate window's
+    # warm-up, and a later decision may legitimately add a replica; kill only
+    # once the steady load has given a settled decision.
+    def settled() -> bool:
+        last = read_status(custom_objects, namespace, "web")["lastScaleTime"]
+        scaled_at = datetime.datetime.fromisoformat(str(last))
+        return datetime.datetime.now(datetime.UTC) - scaled_at > datetime.timedelta(seconds=12)
+
+    wait_for(settled, timeout=90, what="12 s without a scale under steady load")
+    held = replicas(apps_v1, namespace, "web")
     before = read_status(custom_objects, namespace, "web")
     scaled_before = sum(e.reason == "Scaled" for e in events_for(core_v1, namespace, "web"))
 
