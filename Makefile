@@ -11,7 +11,8 @@ CODE := src tests benchmarks
 	cluster-build cluster-up cluster-down cluster-status
 
 help:
-	@echo "make demo   - forecast the bundled NASA trace slice with auto model selection"
+	@echo "make demo   - the operator on the local cluster, replaying a day of the bundled NASA"
+	@echo "              trace, against a reactive HPA (builds the cluster's binaries once)"
 	@echo "make test   - lint, type-check, check layers, build the local cluster's binaries"
 	@echo "              when missing, and run every test (unit, integration, e2e)"
 	@echo "make cluster-up / cluster-status / cluster-down - the local control plane (hack/cluster)"
@@ -24,7 +25,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/predictive-scaler forecast
+	$(BIN)/predictive-scaler demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(CODE)

@@ -17,14 +17,14 @@ import pytest
 from kubernetes import client
 
 import predictive_scaler.localcluster as local
+from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.localcluster import NodeShape
+from predictive_scaler.localcluster.kube import running_pods
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
-from tests.e2e.load import LoadDriver
 from tests.fixtures.cluster import (
     KwokNodes,
     create_deployment,
     pinned_deployment,
-    running_pods,
     wait_for,
 )
 from tests.fixtures.operator import StartOperator, kubectl, scaler

@@ -12,13 +12,13 @@ from kubernetes import client
 from prometheus_api_client import PrometheusConnect
 
 import predictive_scaler.localcluster as local
+from predictive_scaler.demo.load import LoadDriver, Tick
+from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.promclient import instant_query
 from predictive_scaler.traces import read_trace
-from tests.e2e.load import LoadDriver, Tick
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.operator import (
-    OperatorProcess,
     condition,
     events_for,
     kubectl,

@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 from kubernetes import client
 
+from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.localcluster import NodeShape
+from predictive_scaler.localcluster.kube import running_pods
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.rebalancing.scale_in import DELETION_COST_ANNOTATION as DELETION_COST
-from tests.e2e.load import LoadDriver
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,
     pinned_deployment,
-    running_pods,
     wait_for,
 )
 from tests.fixtures.operator import StartOperator, scaler

@@ -8,16 +8,16 @@ import uuid
 from kubernetes import client
 
 import predictive_scaler.localcluster as local
+from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.localcluster import NodeShape
+from predictive_scaler.localcluster.kube import running_pods
 from predictive_scaler.operator.rebalancer import DRAINING_TAINT, Rebalancer
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
-from tests.e2e.load import LoadDriver
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,
     pinned_deployment,
-    running_pods,
     wait_for,
 )
 from tests.fixtures.operator import scaler

@@ -1,4 +1,4 @@
-"""The ``predictive-scaler`` command line: ``run``, ``forecast`` and ``backtest``."""
+"""The ``predictive-scaler`` command line: ``run``, ``demo``, ``forecast`` and ``backtest``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from predictive_scaler.cli import backtest, forecast, run
+from predictive_scaler.cli import backtest, demo, forecast, run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,6 +18,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     run.add_parser(commands)
+    demo.add_parser(commands)
     forecast.add_parser(commands)
     backtest.add_parser(commands)
     return parser

@@ -1,0 +1,109 @@
+"""The demo's PNG: load against serving capacity and replicas, operator versus reactive baseline."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from predictive_scaler.demo.load import Tick
+from predictive_scaler.demo.scenario import TRACE_LABEL, Scenario
+from predictive_scaler.demo.summary import DemoSummary
+from predictive_scaler.simulation import ReplayResult
+
+ForecastSample = tuple[float, float, float]  # seconds into the replay, lower, upper
+
+
+def can_plot() -> bool:
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def plot_demo(
+    path: Path,
+    scenario: Scenario,
+    *,
+    ticks: Sequence[Tick],
+    forecasts: Sequence[ForecastSample],
+    reactive: ReplayResult,
+    summary: DemoSummary,
+) -> None:
+    import matplotlib  # noqa: PLC0415 - optional extra
+
+    matplotlib.use("Agg")  # files only, no display needed
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    def hours(seconds: np.ndarray) -> np.ndarray:
+        """Trace hours of the day; the warm-up comes before the start hour."""
+        since_start = seconds - scenario.warmup_seconds
+        return scenario.start_hour + since_start * scenario.compression / 3600.0
+
+    tick_hours = hours(np.array([t.seconds for t in ticks]))
+    step_hours = scenario.start_hour + np.arange(reactive.replicas.size) * (
+        scenario.step_minutes / 60.0
+    )
+    capacity = scenario.capacity_cores
+    figure, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(12, 7), height_ratios=[2, 1])
+    warmup_start = float(hours(np.array([0.0]))[0])
+    for axes in (top, bottom):
+        axes.axvspan(warmup_start, scenario.start_hour, color="0.92", zorder=0)
+    top.text(warmup_start + 0.1, 0.2, "warm-up, not scored", fontsize="small", color="0.4")
+    if forecasts:
+        band = np.array(forecasts)
+        top.fill_between(
+            hours(band[:, 0]),
+            band[:, 1],
+            band[:, 2],
+            color="tab:blue",
+            alpha=0.15,
+            label="forecast interval the operator sized for",
+        )
+    top.step(tick_hours, [t.load for t in ticks], where="post", color="black", label="load")
+    top.step(
+        tick_hours,
+        [t.running * capacity for t in ticks],
+        where="post",
+        color="tab:blue",
+        label="predictive-scaler: serving capacity (running pods)",
+    )
+    top.step(
+        step_hours,
+        reactive.ready * capacity,
+        where="post",
+        color="tab:red",
+        linestyle="--",
+        label="reactive HPA (replayed): serving capacity",
+    )
+    top.set_ylabel("CPU cores")
+    top.set_title(
+        f"{TRACE_LABEL}, {scenario.step_minutes}-minute steps replayed every "
+        f"{scenario.seconds_per_step:g} s; pods start in {scenario.startup_steps} step"
+    )
+    top.legend(loc="upper left", fontsize="small")
+    bottom.step(
+        tick_hours, [t.replicas for t in ticks], where="post", color="tab:blue", label="predictive"
+    )
+    bottom.step(
+        step_hours,
+        reactive.replicas,
+        where="post",
+        color="tab:red",
+        linestyle="--",
+        label="reactive HPA",
+    )
+    bottom.set_ylabel("replicas")
+    bottom.set_xlabel("hour of the day (trace time; the warm-up is the evening before)")
+    ours, theirs = summary.operator, summary.baseline
+    bottom.legend(
+        loc="upper left",
+        fontsize="small",
+        title=(
+            f"overload min {ours.overload_minutes:.0f} vs {theirs.overload_minutes:.0f}; "
+            f"replica-min {ours.replica_minutes:,.0f} vs {theirs.replica_minutes:,.0f}"
+        ),
+        title_fontsize="small",
+    )
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)

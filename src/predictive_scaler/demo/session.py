@@ -1,0 +1,342 @@
+"""One demo run: cluster up, objects applied, operator started, trace replayed, all cleaned up.
+
+Clean-up is registered step by step as things are created and runs in
+reverse, also on Ctrl-C or SIGTERM (which the command turns into the same
+interrupt); a second Ctrl-C during clean-up is ignored so it can finish.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+import predictive_scaler.localcluster as local
+from predictive_scaler.demo.load import LoadDriver
+from predictive_scaler.demo.plot import ForecastSample, can_plot, plot_demo
+from predictive_scaler.demo.process import OperatorProcess
+from predictive_scaler.demo.scenario import NAMESPACE, TRACE_LABEL, WORKLOAD, Scenario
+from predictive_scaler.demo.summary import DemoSummary, baseline, measured, summarise, table
+from predictive_scaler.demo.view import Frame, LiveView
+from predictive_scaler.localcluster.kube import running_pods
+from predictive_scaler.localcluster.waiting import wait_until
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+
+SCRAPE_TARGET = "predictive-scaler-demo"
+REFRESH_SECONDS = 1.0
+FINALIZE_SECONDS = 30.0
+
+
+class DemoError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    scenario: Scenario
+    output: Path
+    keep_cluster: bool = False
+    run_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    summary: DemoSummary
+    report: Path
+    plot: Path | None
+
+
+@contextlib.contextmanager
+def _cleanup_that_finishes() -> Iterator[contextlib.ExitStack]:
+    stack = contextlib.ExitStack()
+    try:
+        yield stack
+    finally:
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            stack.close()
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
+
+
+class Demo:
+    def __init__(self, options: DemoOptions, out: TextIO) -> None:
+        self.options = options
+        self.scenario = options.scenario
+        self.out = out
+        self.load = self.scenario.load()
+
+    def say(self, text: str) -> None:
+        print(f"==> {text}", file=self.out, flush=True)
+
+    def run(self) -> DemoResult:
+        self.options.output.mkdir(parents=True, exist_ok=True)
+        with _cleanup_that_finishes() as cleanup:
+            cluster = self._cluster(cleanup)
+            api = cluster.api()
+            core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+            custom = client.CustomObjectsApi(api)
+            self._apply_crds(cluster)
+            self._fresh_namespace(core)
+            cleanup.callback(self._delete_namespace, core)
+            operator = self._start_operator(cluster, cleanup)
+            self.say(f"applying Deployment/{WORKLOAD} and PredictiveScaler/{WORKLOAD}")
+            deployment = self.scenario.deployment(self.load)
+            apps.create_namespaced_deployment(NAMESPACE, deployment)  # type: ignore[arg-type]
+            custom.create_namespaced_custom_object(
+                GROUP, VERSION, NAMESPACE, PLURAL, self.scenario.scaler()
+            )
+            cleanup.callback(self._delete_scaler, custom, operator)
+            replicas = int(deployment["spec"]["replicas"])
+            wait_until(
+                lambda: len(running_pods(core, NAMESPACE, WORKLOAD)) == replicas,
+                timeout=60,
+                what=f"{replicas} pods of Deployment/{WORKLOAD} Running",
+            )
+            driver = LoadDriver(
+                core, apps, NAMESPACE, WORKLOAD, lambda s: self.scenario.load_at(self.load, s)
+            )
+            forecasts = self._replay(driver, custom, operator, cleanup)
+            return self._finish(driver, forecasts)
+
+    def _cluster(self, cleanup: contextlib.ExitStack) -> local.LocalCluster:
+        self.say("local control plane: building what is missing and starting it")
+        config = local.ClusterConfig(run_dir=self.options.run_dir or local.default_run_dir())
+        started = local.up(config)
+        if started.build is not None and started.build.built:
+            self.say(f"built {', '.join(started.build.built)} in {started.build.seconds:.0f} s")
+        if started.reused:
+            self.say("reusing the local cluster that is already running (left running)")
+        elif self.options.keep_cluster:
+            self.say(f"up in {started.seconds:.1f} s; it stays up (--keep-cluster)")
+        else:
+            self.say(f"up in {started.seconds:.1f} s; stopped again at the end")
+            cleanup.callback(self._stop_cluster, config.run_dir)
+        self.say(f"to look around meanwhile: source {started.cluster.layout.env_file}")
+        return started.cluster
+
+    def _stop_cluster(self, run_dir: Path) -> None:
+        self.say("stopping the local control plane")
+        local.down(run_dir)
+
+    def _apply_crds(self, cluster: local.LocalCluster) -> None:
+        crds = Path(str(resources.files("predictive_scaler") / "data" / "crds"))
+        kubectl = [str(cluster.binaries.kubectl), f"--kubeconfig={cluster.kubeconfig}"]
+        for command in (
+            ["apply", "-f", str(crds)],
+            ["wait", "--for=condition=Established", "--timeout=60s", f"crd/{PLURAL}.{GROUP}"],
+        ):
+            done = subprocess.run([*kubectl, *command], capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise DemoError(f"kubectl {' '.join(command)}: {done.stderr.strip()}")
+        self.say(f"CRD {PLURAL}.{GROUP} applied")
+
+    def _fresh_namespace(self, core: client.CoreV1Api) -> None:
+        """A namespace left by an interrupted run is deleted first: every run starts alike."""
+
+        def gone() -> bool:
+            try:
+                core.read_namespace(NAMESPACE)
+            except ApiException as error:
+                if error.status == 404:
+                    return True
+                raise
+            return False
+
+        if not gone():
+            self.say(f"deleting namespace {NAMESPACE} left by an earlier run")
+            self._remove_finalizers(client.CustomObjectsApi(core.api_client))
+            with contextlib.suppress(ApiException):
+                core.delete_namespace(NAMESPACE)
+            wait_until(gone, timeout=120, what=f"namespace {NAMESPACE} to be deleted")
+        core.create_namespace({"metadata": {"name": NAMESPACE}})  # type: ignore[arg-type]
+
+        def has_service_account() -> bool:
+            try:
+                core.read_namespaced_service_account("default", NAMESPACE)
+            except ApiException as error:
+                if error.status == 404:
+                    return False
+                raise
+            return True
+
+        wait_until(has_service_account, timeout=60, what="the namespace's default ServiceAccount")
+
+    def _delete_namespace(self, core: client.CoreV1Api) -> None:
+        self.say(f"deleting namespace {NAMESPACE}")
+        with contextlib.suppress(ApiException):
+            core.delete_namespace(NAMESPACE)
+
+    def _start_operator(
+        self, cluster: local.LocalCluster, cleanup: contextlib.ExitStack
+    ) -> OperatorProcess:
+        log = self.options.output / "operator.log"
+        log.unlink(missing_ok=True)
+        operator = OperatorProcess(
+            cluster, NAMESPACE, log, extra_env={"PREDICTIVE_SCALER_REBALANCE_MODE": "Off"}
+        )
+        cleanup.callback(self._stop_operator, cluster, operator)
+        operator.start()
+        cluster.add_scrape_target(SCRAPE_TARGET, f"127.0.0.1:{operator.metrics_port}")
+        self.say(
+            f"operator started (pid {operator.pid}, metrics on :{operator.metrics_port}, log {log})"
+        )
+        return operator
+
+    def _stop_operator(self, cluster: local.LocalCluster, operator: OperatorProcess) -> None:
+        self.say("stopping the operator")
+        operator.stop()
+        cluster.remove_scrape_target(SCRAPE_TARGET)
+
+    def _delete_scaler(self, custom: client.CustomObjectsApi, operator: OperatorProcess) -> None:
+        """Deleted while the operator runs, so it releases its finalizer itself."""
+        self.say(f"deleting PredictiveScaler/{WORKLOAD}")
+        with contextlib.suppress(ApiException):
+            custom.delete_namespaced_custom_object(GROUP, VERSION, NAMESPACE, PLURAL, WORKLOAD)
+
+        def gone() -> bool:
+            listed: Any = custom.list_namespaced_custom_object(GROUP, VERSION, NAMESPACE, PLURAL)
+            return not listed["items"]
+
+        try:
+            if not operator.running():
+                raise TimeoutError("the operator is not running")
+            wait_until(gone, timeout=FINALIZE_SECONDS, what="the operator to release it")
+        except TimeoutError:
+            self._remove_finalizers(custom)
+
+    @staticmethod
+    def _remove_finalizers(custom: client.CustomObjectsApi) -> None:
+        """Without an operator nothing releases kopf's finalizer; the demo owns these objects."""
+        listed: Any = custom.list_namespaced_custom_object(GROUP, VERSION, NAMESPACE, PLURAL)
+        for item in listed["items"]:
+            custom.patch_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                NAMESPACE,
+                PLURAL,
+                item["metadata"]["name"],
+                {"metadata": {"finalizers": None}},
+            )
+
+    def _replay(
+        self,
+        driver: LoadDriver,
+        custom: client.CustomObjectsApi,
+        operator: OperatorProcess,
+        cleanup: contextlib.ExitStack,
+    ) -> list[ForecastSample]:
+        scenario = self.scenario
+        self.say(
+            f"replaying {TRACE_LABEL}, {scenario.hours} h from {scenario.start_hour:02d}:00 "
+            f"after a {scenario.warmup_seconds:.0f} s warm-up of the hours before, "
+            f"{scenario.duration_seconds:.0f} s in all ({scenario.step_minutes} trace minutes "
+            f"every {scenario.seconds_per_step:g} s); Ctrl-C stops and cleans up"
+        )
+        view = LiveView(self.out)
+        forecasts: list[ForecastSample] = []
+        status: dict[str, Any] = {}
+        driver.start()
+        cleanup.callback(driver.stop)
+        while (elapsed := driver.elapsed()) < scenario.duration_seconds:
+            if not operator.running():
+                raise DemoError(f"the operator exited:\n{operator.log_tail()}")
+            status = self._status(custom) or status
+            forecast = status.get("forecast")
+            if forecast:
+                forecasts.append((elapsed, float(forecast["lower"]), float(forecast["upper"])))
+            ticks = list(driver.ticks)
+            if ticks:
+                view.show(self._frame(elapsed, ticks, status))
+            time.sleep(min(REFRESH_SECONDS, max(0.0, scenario.duration_seconds - elapsed)))
+        driver.stop()
+        if driver.errors:
+            self.say(f"the load driver saw API errors: {'; '.join(driver.errors[:3])}")
+        return forecasts
+
+    def _frame(self, elapsed: float, ticks: list[Any], status: dict[str, Any]) -> Frame:
+        last = ticks[-1]
+        return Frame(
+            seconds=elapsed,
+            duration=self.scenario.duration_seconds,
+            clock=self.scenario.clock(elapsed),
+            warming_up=elapsed < self.scenario.warmup_seconds,
+            load=last.load,
+            replicas=last.replicas,
+            running=last.running,
+            capacity=self.scenario.capacity_cores,
+            status=status,
+            overload_minutes=measured(ticks, self.scenario).overload_minutes,
+            load_history=[t.load for t in ticks[:: max(1, len(ticks) // 120)]],
+            replica_history=[t.replicas for t in ticks[:: max(1, len(ticks) // 120)]],
+        )
+
+    @staticmethod
+    def _status(custom: client.CustomObjectsApi) -> dict[str, Any]:
+        try:
+            found: Any = custom.get_namespaced_custom_object(
+                GROUP, VERSION, NAMESPACE, PLURAL, WORKLOAD
+            )
+        except ApiException:
+            return {}
+        status: dict[str, Any] = found.get("status") or {}
+        return status
+
+    def _finish(self, driver: LoadDriver, forecasts: list[ForecastSample]) -> DemoResult:
+        ticks = list(driver.ticks)
+        summary = summarise(ticks, self.load, self.scenario)
+        report = self.options.output / "summary.json"
+        report.write_text(json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
+        print(file=self.out)
+        hours = summary.trace_minutes / 60
+        self.say(f"summary over {hours:.0f} h of trace time (figures in trace minutes)")
+        for line in table(summary):
+            print(f"    {line}", file=self.out)
+        plot: Path | None = None
+        if can_plot():
+            plot = self.options.output / "demo.png"
+            plot_demo(
+                plot,
+                self.scenario,
+                ticks=ticks,
+                forecasts=forecasts,
+                reactive=baseline(self.load, self.scenario),
+                summary=summary,
+            )
+            self.say(f"plot written to {plot}")
+        else:
+            self.say("no plot: matplotlib is missing (pip install 'predictive-scaler[plot]')")
+        self.say(f"summary written to {report}")
+        return DemoResult(summary, report, plot)
+
+
+def run_demo(options: DemoOptions, out: TextIO) -> DemoResult:
+    return Demo(options, out).run()
+
+
+def interrupt_on_sigterm() -> Callable[[], None]:
+    """SIGTERM cleans up like Ctrl-C; returns a function restoring the previous handler."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore

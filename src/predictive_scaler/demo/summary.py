@@ -1,0 +1,92 @@
+"""The demo's figures: the operator as measured, against the reactive baseline replayed.
+
+Both use the replay model's definitions (design.md §5), in trace minutes: a
+moment is overloaded when the load exceeds what the Running replicas serve at
+100 %, and replica-minutes count every replica the Deployment asked for,
+starting ones included. The operator is judged tick by tick on what really
+happened in the cluster; the baseline, the Kubernetes HPA algorithm with its
+default behavior, is replayed on the same per-step load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from predictive_scaler.demo.load import Tick
+from predictive_scaler.demo.scenario import Scenario
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.scaling.spec import ROUNDING
+from predictive_scaler.simulation import Outcome, ReplayResult, replay
+from predictive_scaler.simulation.policies import HpaPolicy
+
+
+@dataclass(frozen=True)
+class DemoSummary:
+    operator: Outcome
+    baseline: Outcome
+    operator_peak_replicas: int
+    baseline_peak_replicas: int
+    trace_minutes: float
+
+
+def measured(ticks: Sequence[Tick], scenario: Scenario) -> Outcome:
+    """The operator's figures from the driver's ticks, each weighted by the time it covers.
+
+    Scored after the warm-up, from the step the baseline's replay starts at.
+    """
+    scored_from = scenario.replay_config().start * scenario.seconds_per_step
+    scored = [t for t in ticks if t.seconds >= scored_from]
+    if not scored:
+        return Outcome(0.0, 0.0, 0, 0.0)
+    seconds = np.array([t.seconds for t in scored])
+    ends = np.append(seconds[1:], scenario.duration_seconds)
+    wall = np.clip(ends - seconds, 0.0, None)
+    trace_minutes = wall * scenario.compression / 60.0
+    load = np.array([t.load for t in scored])
+    served = np.array([t.running for t in scored]) * scenario.capacity_cores
+    replicas = np.array([t.replicas for t in scored])
+    shortfall = load - served
+    overloaded = shortfall > ROUNDING * scenario.capacity_cores
+    previous = np.array([t.replicas for t in ticks if t.seconds < scored_from][-1:])
+    changes = np.diff(np.concatenate((previous, replicas)))
+    return Outcome(
+        overload_minutes=float(trace_minutes[overloaded].sum()),
+        replica_minutes=float((replicas * trace_minutes).sum()),
+        scaling_actions=int(np.count_nonzero(changes)),
+        # In load per step, as the replay counts it: a tick is a fraction of a step.
+        unserved=float((shortfall * wall)[overloaded].sum() / scenario.seconds_per_step),
+    )
+
+
+def baseline(load: FloatArray, scenario: Scenario) -> ReplayResult:
+    """The reactive HPA replayed on the same load, with the same start-up delay and start."""
+    config = scenario.replay_config()
+    return replay(load, HpaPolicy(config, scenario.target_utilisation), config)
+
+
+def summarise(ticks: Sequence[Tick], load: FloatArray, scenario: Scenario) -> DemoSummary:
+    reactive = baseline(load, scenario)
+    return DemoSummary(
+        operator=measured(ticks, scenario),
+        baseline=reactive.outcome,
+        operator_peak_replicas=max((t.replicas for t in ticks), default=0),
+        baseline_peak_replicas=int(reactive.replicas.max()),
+        trace_minutes=(load.size - scenario.replay_config().start) * scenario.step_minutes,
+    )
+
+
+def table(summary: DemoSummary) -> list[str]:
+    rows = [("predictive-scaler (measured)", summary.operator, summary.operator_peak_replicas)]
+    rows.append(("reactive HPA (replayed)", summary.baseline, summary.baseline_peak_replicas))
+    lines = [
+        f"{'':30}{'overload min':>14}{'replica-min':>13}{'scale actions':>15}{'peak':>6}",
+    ]
+    for name, outcome, peak in rows:
+        lines.append(
+            f"{name:30}{outcome.overload_minutes:>14.0f}{outcome.replica_minutes:>13,.0f}"
+            f"{outcome.scaling_actions:>15d}{peak:>6d}"
+        )
+    return lines

@@ -1,0 +1,148 @@
+"""The demo's scenario, its figures and its terminal view, without a cluster."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from predictive_scaler.demo.load import Tick
+from predictive_scaler.demo.scenario import Scenario
+from predictive_scaler.demo.summary import baseline, measured, summarise, table
+from predictive_scaler.demo.view import Frame, LiveView, render, sparkline
+from predictive_scaler.operator.resource import PredictiveScalerSpec
+
+SCENARIO = Scenario()
+
+
+WARMUP = SCENARIO.warmup_steps
+
+
+def test_the_replayed_day_is_96_quarter_hours_after_a_warm_up_of_the_evening_before() -> None:
+    load = SCENARIO.load()
+    assert load.size == WARMUP + 96
+    day = load[WARMUP:]
+    assert day.max() == pytest.approx(SCENARIO.peak_cores)
+    # NASA's Monday: the small hours are quieter than the afternoon.
+    assert day[16:24].mean() < day[52:60].mean() / 2
+    assert SCENARIO.duration_seconds == 2 * (WARMUP + 96)
+    assert SCENARIO.clock(0) == "19:00"  # 20 quarter hours before midnight
+    assert SCENARIO.clock(SCENARIO.warmup_seconds) == "00:00"
+    assert SCENARIO.clock(SCENARIO.warmup_seconds + 2 * 38 + 1) == "09:37"
+
+
+def test_a_later_start_replays_that_part_of_the_same_day_warm_up_included() -> None:
+    day = SCENARIO.load()[WARMUP:]
+    afternoon = Scenario(start_hour=12, hours=6).load()
+    assert np.array_equal(afternoon, day[48 - WARMUP : 72])
+
+
+@pytest.mark.parametrize(
+    ("start", "hours", "seconds"), [(20, 6, 2.0), (-1, 2, 2.0), (0, 0, 2.0), (0, 24, 0.5)]
+)
+def test_a_replay_outside_the_day_or_too_fast_is_refused(
+    start: int, hours: int, seconds: float
+) -> None:
+    with pytest.raises(ValueError, match=r"day|seconds per step"):
+        Scenario(start_hour=start, hours=hours, seconds_per_step=seconds)
+
+
+def test_the_load_of_a_step_holds_for_the_whole_step() -> None:
+    load = SCENARIO.load()
+    assert SCENARIO.load_at(load, 0.0) == load[0]
+    assert SCENARIO.load_at(load, 1.99) == load[0]
+    assert SCENARIO.load_at(load, 2.0) == load[1]
+    assert SCENARIO.load_at(load, 10_000.0) == load[-1]
+
+
+def test_the_manifests_are_what_the_operator_accepts() -> None:
+    load = SCENARIO.load()
+    spec = PredictiveScalerSpec.from_body(SCENARIO.scaler()["spec"])
+    assert spec.scaling_spec().target_per_replica == pytest.approx(0.7)
+    deployment = SCENARIO.deployment(load)
+    replicas = deployment["spec"]["replicas"]
+    # Enough for the first start-up period at the target, as the replay starts every policy.
+    assert replicas * 0.7 >= load[:2].max()
+    assert spec.forecast.history_points == WARMUP + 1  # both ends of the window
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert list(annotations.values()) == ["2s"]
+
+
+def _ticks(rows: list[tuple[float, float, int, int]]) -> list[Tick]:
+    return [Tick(seconds, load, replicas, running) for seconds, load, replicas, running in rows]
+
+
+def test_measured_figures_weight_each_tick_by_the_trace_time_it_covers() -> None:
+    # One warm-up step and 4 scored steps of 2 s; one wall second is 7.5 trace minutes.
+    scenario = Scenario(hours=1, warmup_steps=1)
+    ticks = _ticks(
+        [
+            (0.0, 1.0, 2, 2),  # the warm-up: not scored, but the replicas to compare with
+            (2.0, 1.0, 2, 2),
+            (4.0, 3.0, 3, 2),  # 1 core short for 2 s, the scale-up still starting
+            (6.0, 3.0, 3, 3),
+            (8.0, 3.0, 3, 3),
+        ]
+    )
+    outcome = measured(ticks, scenario)
+    assert outcome.overload_minutes == pytest.approx(15.0)
+    assert outcome.replica_minutes == pytest.approx(2 * 15 + 3 * 15 + 3 * 15 + 3 * 15)
+    assert outcome.scaling_actions == 1
+    assert outcome.unserved == pytest.approx(1.0)
+
+
+def test_the_summary_compares_with_the_hpa_replayed_on_the_same_load() -> None:
+    load = SCENARIO.load()
+    replicas = SCENARIO.initial_replicas(load)
+    ticks = _ticks(
+        [
+            (s, SCENARIO.load_at(load, s), replicas, replicas)
+            for s in np.arange(0, SCENARIO.duration_seconds, 1.0)
+        ]
+    )
+    summary = summarise(ticks, load, SCENARIO)
+    reactive = baseline(load, SCENARIO)
+    assert summary.baseline == reactive.outcome
+    assert summary.baseline.replica_minutes > 0
+    assert summary.baseline_peak_replicas > replicas  # the HPA had to scale for the peak
+    assert summary.trace_minutes == 24 * 60
+    # Constant replicas sized for the night are overloaded in the afternoon.
+    assert summary.operator.overload_minutes > 0
+    assert summary.operator.scaling_actions == 0
+    lines = table(summary)
+    assert len(lines) == 3
+    assert "reactive HPA" in lines[2]
+
+
+def test_the_view_names_overload_and_falls_back_to_lines_without_a_terminal() -> None:
+    frame = Frame(
+        seconds=40.0,
+        duration=192.0,
+        clock="05:00",
+        warming_up=False,
+        load=3.5,
+        replicas=4,
+        running=3,
+        capacity=1.0,
+        status={"desiredReplicas": 5, "decision": "scale up to 5"},
+        load_history=[1.0, 2.0, 3.5],
+        replica_history=[3, 3, 4],
+    )
+    lines = render(frame)
+    assert any("OVERLOADED" in line for line in lines)
+    assert "scale up to 5" in lines[-1]
+    assert "gathering history" in lines[2]
+    stream = io.StringIO()
+    view = LiveView(stream, every=10.0)
+    view.show(frame)
+    view.show(frame)  # within 10 s of the last line: nothing new
+    written = stream.getvalue().splitlines()
+    assert len(written) == 1
+    assert "\x1b" not in written[0]
+    assert "[05:00]" in written[0]
+
+
+def test_sparkline_scales_to_its_highest_value() -> None:
+    assert sparkline([0.0, 1.0, 2.0]) == "▁▄█"
+    assert sparkline([]) == ""
