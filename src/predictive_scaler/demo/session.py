@@ -30,7 +30,7 @@ from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.demo.scenario import NAMESPACE, TRACE_LABEL, WORKLOAD, Scenario
 from predictive_scaler.demo.summary import DemoSummary, baseline, measured, summarise, table
 from predictive_scaler.demo.view import Frame, LiveView
-from predictive_scaler.localcluster.kube import running_pods
+from predictive_scaler.localcluster.kube import create_namespace, running_pods
 from predictive_scaler.localcluster.waiting import wait_until
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 
@@ -163,18 +163,7 @@ class Demo:
             with contextlib.suppress(ApiException):
                 core.delete_namespace(NAMESPACE)
             wait_until(gone, timeout=120, what=f"namespace {NAMESPACE} to be deleted")
-        core.create_namespace({"metadata": {"name": NAMESPACE}})  # type: ignore[arg-type]
-
-        def has_service_account() -> bool:
-            try:
-                core.read_namespaced_service_account("default", NAMESPACE)
-            except ApiException as error:
-                if error.status == 404:
-                    return False
-                raise
-            return True
-
-        wait_until(has_service_account, timeout=60, what="the namespace's default ServiceAccount")
+        create_namespace(core, NAMESPACE)
 
     def _delete_namespace(self, core: client.CoreV1Api) -> None:
         self.say(f"deleting namespace {NAMESPACE}")

@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
 
 from predictive_scaler.localcluster.configs import (
     KWOK_NODE_ANNOTATION,
     KWOK_NODE_ANNOTATION_VALUE,
     STARTUP_DELAY_ANNOTATION,
 )
+from predictive_scaler.localcluster.waiting import wait_until
 
 USAGE_CPU_ANNOTATION = "kwok.x-k8s.io/usage-cpu"
 USAGE_MEMORY_ANNOTATION = "kwok.x-k8s.io/usage-memory"
@@ -170,3 +172,22 @@ def running_pods(core: client.CoreV1Api, namespace: str, app: str) -> list[clien
         and p.metadata is not None
         and p.metadata.deletion_timestamp is None
     ]
+
+
+def create_namespace(core: client.CoreV1Api, name: str, *, timeout: float = 60.0) -> None:
+    """Create a namespace and wait for its `default` ServiceAccount.
+
+    Pods are refused until the service-account controller has made it.
+    """
+    core.create_namespace({"metadata": {"name": name}})  # type: ignore[arg-type]
+
+    def has_default_service_account() -> bool:
+        try:
+            core.read_namespaced_service_account("default", name)
+        except ApiException as error:
+            if error.status == 404:
+                return False
+            raise
+        return True
+
+    wait_until(has_default_service_account, timeout=timeout, what=f"ServiceAccount {name}/default")
