@@ -98,6 +98,7 @@ def test_each_dashboard_ships_verbatim_as_a_configmap_for_grafanas_sidecar(
         ("prometheus.url=prometheus:9090", "/prometheus/url'"),
         ("replicas=2", "replicas > 1 needs `peering` set"),
         ("dashboards.label=-sidecar", "/dashboards/label'"),
+        ("crossNamespaceQueries=maybe", "/crossNamespaceQueries': got string, want boolean"),
     ],
 )
 def test_wrong_values_fail_at_install_time_with_a_clear_message(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -12,68 +11,15 @@ from kubernetes.client.exceptions import ApiException
 
 import predictive_scaler.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, PredictiveScalerSpec
-from tests.fixtures.operator import kubectl, scaler
-
-VALID = scaler("valid", "web", metric={"resource": "cpu", "targetPerReplica": "500m"})
-
-
-def with_spec(**changes: Any) -> dict[str, Any]:
-    body = copy.deepcopy(VALID)
-    body["metadata"]["name"] = "invalid"
-    for path, value in changes.items():
-        node = body["spec"]
-        *parents, leaf = path.split("__")
-        for parent in parents:
-            node = node.setdefault(parent, {})
-        if value is None:
-            node.pop(leaf, None)
-        else:
-            node[leaf] = value
-    return body
+from tests.fixtures.hostile import REFUSED, VALID
+from tests.fixtures.operator import kubectl
 
 
-INVALID = {
-    "min above max": (with_spec(minReplicas=5, maxReplicas=3), "spec.minReplicas"),
-    "both resource and query": (
-        with_spec(metric={"resource": "cpu", "query": "up", "targetPerReplica": "1"}),
-        "spec.metric",
-    ),
-    "neither resource nor query": (with_spec(metric={"targetPerReplica": "1"}), "spec.metric"),
-    "negative target": (
-        with_spec(metric={"resource": "cpu", "targetPerReplica": "-1"}),
-        "spec.metric.targetPerReplica",
-    ),
-    "malformed quantity": (
-        with_spec(metric={"resource": "cpu", "targetPerReplica": "lots"}),
-        "spec.metric.targetPerReplica",
-    ),
-    "malformed duration": (with_spec(forecast__history="6 hours"), "spec.forecast.history"),
-    "unknown model": (with_spec(forecast__models=["prophet"]), "spec.forecast.models[0]"),
-    "interval out of range": (with_spec(forecast__interval=1.5), "spec.forecast.interval"),
-    "zero replicas": (with_spec(minReplicas=0), "spec.minReplicas"),
-    "unknown mode": (with_spec(scaling__mode="Yolo"), "spec.scaling.mode"),
-    "wrong target kind": (
-        with_spec(scaleTargetRef={"apiVersion": "apps/v1", "kind": "Pod", "name": "x"}),
-        "spec.scaleTargetRef.kind",
-    ),
-    "missing maxReplicas": (with_spec(maxReplicas=None), "spec.maxReplicas"),
-    "bad behavior policy": (
-        with_spec(
-            scaling__behavior={
-                "scaleDown": {"policies": [{"type": "Pods", "value": 0, "periodSeconds": 5}]}
-            }
-        ),
-        "spec.scaling.behavior.scaleDown.policies[0].value",
-    ),
-    "wrong type": (with_spec(maxReplicas="ten"), "spec.maxReplicas"),
-}
-
-
-@pytest.mark.parametrize("case", sorted(INVALID))
+@pytest.mark.parametrize("case", sorted(REFUSED))
 def test_invalid_objects_are_refused_with_the_field_named(
     case: str, crd: str, custom_objects: client.CustomObjectsApi, namespace: str
 ) -> None:
-    body, field = INVALID[case]
+    body, field = REFUSED[case]
     with pytest.raises(ApiException) as refused:
         custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
     assert refused.value.status == 422

@@ -21,6 +21,7 @@ from predictive_scaler.operator import metrics
 from predictive_scaler.operator.conditions import Condition, Observation, blocked, merge, observed
 from predictive_scaler.operator.kube import Kubernetes, TargetNotFoundError
 from predictive_scaler.operator.prometheus import MetricsError, PrometheusSource, load_query
+from predictive_scaler.operator.query_scope import query_problem
 from predictive_scaler.operator.report import Published, decision_status, publish, timestamp
 from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
 from predictive_scaler.operator.runtime import ObjectRuntime
@@ -91,6 +92,11 @@ class Evaluator:
             scaling_spec = spec.scaling_spec()
         except (ValidationError, ValueError) as error:
             return self._blocked(ref, raw_status, now, "InvalidSpec", str(error))
+        if spec.metric.query is not None:
+            confine = not self.settings.cross_namespace_queries
+            problem = query_problem(spec.metric.query, ref.namespace, confine=confine)
+            if problem is not None:
+                return self._blocked(ref, raw_status, now, problem.reason, problem.message)
         target = spec.scale_target_ref
         # A DryRun object sets no replicas, so it may watch beside any autoscaler.
         rival = None

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from kubernetes.utils import parse_quantity
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from predictive_scaler.scaling import ScalingSpec
 from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, ApiModel, Behavior
@@ -65,6 +65,11 @@ def _duration(value: str | None) -> str | None:
     return value
 
 
+# Prometheus answers a range query with at most 11,000 points per series; a
+# longer window would be refused, and would cost memory in every evaluation.
+MAX_HISTORY_POINTS = 11_000
+
+
 class ForecastSettings(ApiModel):
     models: tuple[str, ...] = ("auto",)
     history: str = "6h"
@@ -74,6 +79,16 @@ class ForecastSettings(ApiModel):
     refresh: str = "1h"
 
     _durations = field_validator("history", "step", "seasonality", "refresh")(_duration)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> ForecastSettings:
+        if self.history_points > MAX_HISTORY_POINTS:
+            raise ValueError(
+                f"spec.forecast.history: {self.history} at step {self.step} is "
+                f"{self.history_points:,} points; Prometheus answers at most "
+                f"{MAX_HISTORY_POINTS:,} per series (raise step or shorten history)"
+            )
+        return self
 
     @property
     def step_seconds(self) -> float:
@@ -124,6 +139,17 @@ class PredictiveScalerSpec(ApiModel):
     rebalance: RebalanceSettings = RebalanceSettings()
 
     _sync = field_validator("sync_period")(_duration)
+
+    @model_validator(mode="after")
+    def _lead_within_history(self) -> PredictiveScalerSpec:
+        # Forecasting further ahead than the history reaches back is guesswork,
+        # and a horizon of millions of steps would be a memory bomb.
+        if self.scaling.lead_time_seconds > parse_duration(self.forecast.history):
+            raise ValueError(
+                f"spec.scaling.leadTime: {self.scaling.lead_time} reaches further ahead than "
+                f"spec.forecast.history ({self.forecast.history}) looks back"
+            )
+        return self
 
     @property
     def sync_seconds(self) -> float:

@@ -36,6 +36,7 @@ VARIABLES = {
     "rebalance_weights": f"{PREFIX}REBALANCE_WEIGHTS",
     "rebalance_nodes": f"{PREFIX}REBALANCE_NODES",
     "rebalance_lookahead": f"{PREFIX}REBALANCE_LOOKAHEAD",
+    "cross_namespace_queries": f"{PREFIX}CROSS_NAMESPACE_QUERIES",
 }
 
 
@@ -74,6 +75,8 @@ class OperatorSettings(BaseModel):
     rebalance_nodes: str = ""
     # Node CPU is taken as its forecast peak this far ahead ("off" or 0: as measured).
     rebalance_lookahead: float = Field(default=300.0, ge=0)
+    # False: a PromQL query may read only its object's namespace (see query_scope).
+    cross_namespace_queries: bool = False
 
     @field_validator("rebalance_weights", mode="before")
     @classmethod

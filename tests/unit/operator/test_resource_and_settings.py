@@ -31,6 +31,26 @@ def test_min_above_max_is_refused_even_if_the_api_server_let_it_in() -> None:
         PredictiveScalerSpec.from_body({**SPEC, "minReplicas": 9}).scaling_spec()
 
 
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"forecast": {"history": "999999d", "step": "1s"}}, "spec.forecast.history"),
+        ({"forecast": {"history": "4d", "step": "30s"}}, "11,000 per series"),
+        ({"scaling": {"leadTime": "2h"}}, "spec.scaling.leadTime"),
+    ],
+)
+def test_windows_that_would_exhaust_memory_are_refused_even_past_the_api_server(
+    changes: dict[str, object], words: str
+) -> None:
+    with pytest.raises(ValueError, match=words):
+        PredictiveScalerSpec.from_body({**SPEC, **changes})
+
+
+def test_the_largest_history_prometheus_answers_is_accepted() -> None:
+    spec = PredictiveScalerSpec.from_body({**SPEC, "forecast": {"history": "7d", "step": "1m"}})
+    assert spec.forecast.history_points == 10_081
+
+
 def test_cpu_query_matches_the_deployments_pods_by_name_in_its_namespace() -> None:
     spec = PredictiveScalerSpec.from_body(SPEC)
     query = resource_query(spec.metric, "shop", spec.scale_target_ref, rate_window=120)
