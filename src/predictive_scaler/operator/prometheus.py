@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import requests
+import urllib3
 from prometheus_api_client import PrometheusConnect
 from prometheus_api_client.exceptions import PrometheusApiClientException
 
@@ -85,11 +86,11 @@ class PrometheusSource:
                 end_time=_utc(end),
                 step=f"{step:g}s",
             )
-        except requests.Timeout as error:
-            raise self._failed(
-                "Timeout", f"Prometheus did not answer within {self.timeout:g} s"
-            ) from error
         except requests.RequestException as error:
+            if _timed_out(error):
+                raise self._failed(
+                    "Timeout", f"Prometheus did not answer within {self.timeout:g} s"
+                ) from error
             raise self._failed(
                 "Unreachable", f"Prometheus at {self.url} is unreachable: {error}"
             ) from error
@@ -116,6 +117,17 @@ class PrometheusSource:
     def _failed(reason: str, message: str) -> MetricsError:
         metrics.QUERY_FAILURES.labels(reason).inc()
         return MetricsError(reason, message)
+
+
+def _timed_out(error: requests.RequestException) -> bool:
+    """A timeout, also when urllib3 (retries off) wraps it in a MaxRetryError -> ConnectionError."""
+    if isinstance(error, requests.Timeout):
+        return True
+    reason = getattr(error.args[0], "reason", None) if error.args else None
+    # urllib3 files a refused connection (NewConnectionError) under ConnectTimeoutError.
+    if isinstance(reason, urllib3.exceptions.NewConnectionError):
+        return False
+    return isinstance(reason, TimeoutError | urllib3.exceptions.TimeoutError)
 
 
 def _utc(epoch: float) -> datetime.datetime:
