@@ -108,7 +108,12 @@ def test_objects_only_the_operator_can_judge_get_conditions_and_harm_nothing(
                 return found.get("reason") == reason and found.get("status") == "False"
 
             wait_for(reached, timeout=60, what=f"{name}: {kind}=False/{reason}")
-            assert "Warning" in {e.type for e in events_for(core_v1, namespace, name)}, name
+
+            # The Event is posted once the status is written, so it may trail it.
+            def warned(name: str = name) -> bool:
+                return "Warning" in {e.type for e in events_for(core_v1, namespace, name)}
+
+            wait_for(warned, timeout=30, what=f"a Warning Event for {name}")
 
         def valid_evaluated_twice() -> bool:
             first = read_status(custom_objects, namespace, "valid").get("lastEvaluationTime")

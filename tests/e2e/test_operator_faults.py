@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import datetime
-import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from kubernetes import client
 
 import predictive_scaler.localcluster as local
@@ -15,7 +12,15 @@ from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from tests.fixtures.cluster import create_deployment, wait_for
-from tests.fixtures.operator import condition, events_for, read_status, scaler
+from tests.fixtures.operator import (
+    condition,
+    events_for,
+    hold_for,
+    read_status,
+    replicas,
+    scaler,
+    wait_condition,
+)
 
 CPU = {"resource": "cpu", "targetPerReplica": "500m"}
 
@@ -31,28 +36,6 @@ def create(custom_objects: client.CustomObjectsApi, namespace: str, body: dict[s
     custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
 
 
-def replicas(apps: client.AppsV1Api, namespace: str, name: str) -> int:
-    scale = apps.read_namespaced_deployment_scale(name, namespace)
-    return int(scale.spec.replicas) if scale.spec and scale.spec.replicas else 0
-
-
-def wait_condition(
-    custom_objects: client.CustomObjectsApi,
-    namespace: str,
-    name: str,
-    kind: str,
-    status: str,
-    reason: str | None = None,
-    timeout: float = 60,
-) -> dict[str, Any]:
-    def reached() -> bool:
-        found = condition(read_status(custom_objects, namespace, name), kind)
-        return found.get("status") == status and (reason is None or found.get("reason") == reason)
-
-    wait_for(reached, timeout=timeout, what=f"{name}: {kind}={status} ({reason})")
-    return condition(read_status(custom_objects, namespace, name), kind)
-
-
 def scaled_up(apps: client.AppsV1Api, namespace: str, name: str = "web") -> int:
     """Wait for the first scale-up from 2 and return the replicas it set.
 
@@ -61,26 +44,6 @@ def scaled_up(apps: client.AppsV1Api, namespace: str, name: str = "web") -> int:
     """
     wait_for(lambda: replicas(apps, namespace, name) > 2, timeout=90, what=f"{name} to scale up")
     return replicas(apps, namespace, name)
-
-
-def hold_for(seconds: float, check: Any) -> None:
-    """Check an invariant repeatedly for a while (it must hold all along, not just at the end)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        check()
-        time.sleep(0.5)
-
-
-@pytest.fixture
-def steady_load(
-    core_v1: client.CoreV1Api, apps_v1: client.AppsV1Api, namespace: str
-) -> Iterator[LoadDriver]:
-    """Deployment `web` (2 replicas) with 1.7 cores of load spread over its pods."""
-    create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.7)
-    driver.start()
-    yield driver
-    driver.stop()
 
 
 def test_a_missing_target_is_reported_and_nothing_else_is_touched(
@@ -117,6 +80,37 @@ def test_a_query_returning_several_series_holds_replicas(
     )
     assert "returns 2 series" in available["message"]
     hold_for(6, lambda: replicas_stay(apps_v1, namespace, 2))
+
+
+def test_a_query_reading_another_namespace_is_refused_and_replicas_hold(
+    operator: OperatorProcess,
+    custom_objects: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    apps_v1: client.AppsV1Api,
+    steady_load: LoadDriver,
+    namespace: str,
+) -> None:
+    # Every namespace but its own: other tests' pods and the demo's.
+    query = f'sum(rate(container_cpu_usage_seconds_total{{namespace!="{namespace}"}}[10s]))'
+    create(
+        custom_objects,
+        namespace,
+        scaler("peek", "web", metric={"query": query, "targetPerReplica": "100m"}),
+    )
+    ready = wait_condition(
+        custom_objects, namespace, "peek", "Ready", "False", "QueryOutsideNamespace"
+    )
+    assert f'every selector needs namespace="{namespace}"' in ready["message"]
+    wait_for(
+        lambda: (
+            "QueryOutsideNamespace" in {e.reason for e in events_for(core_v1, namespace, "peek")}
+        ),
+        what="a QueryOutsideNamespace Event",
+    )
+    status = read_status(custom_objects, namespace, "peek")
+    assert "load" not in status  # nothing of the other namespace leaks into status
+    hold_for(4, lambda: replicas_stay(apps_v1, namespace, 2))
+    assert operator.alive()
 
 
 def replicas_stay(apps: client.AppsV1Api, namespace: str, expected: int) -> None:

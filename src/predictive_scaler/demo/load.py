@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -60,6 +61,9 @@ class LoadDriver:
                 self._tick(began - self._started)
             except ApiException as error:
                 self.errors.append(f"{error.status} {error.reason}")
+            except (urllib3.exceptions.HTTPError, OSError) as error:
+                # The API server is away (restarting, say): try again next tick.
+                self.errors.append(f"{type(error).__name__}: {error}")
             self._stop.wait(max(0.0, self.period - (time.monotonic() - began)))
 
     def _tick(self, seconds: float) -> None:

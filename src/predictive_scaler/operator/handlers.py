@@ -27,6 +27,7 @@ from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.units import parse_duration
 
 DEFAULT_SYNC_SECONDS = 30.0
+CRD_CHECK_SECONDS = 5.0
 
 
 @dataclass
@@ -63,6 +64,7 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     start_http_server(state.settings.metrics_port, addr=state.settings.bind_address)
     if state.rebalancer is not None:
         state.tasks.append(asyncio.create_task(_rebalance_forever(state), name="rebalance"))
+    state.tasks.append(asyncio.create_task(_release_on_crd_deletion(state), name="crd-watch"))
 
 
 @kopf.on.cleanup()
@@ -86,6 +88,24 @@ async def _rebalance_forever(state: OperatorState) -> None:
             logging.getLogger(__name__).warning("rebalancing cycle failed: %r", error)
         elapsed = time.monotonic() - began
         await asyncio.sleep(max(0.0, state.settings.rebalance_interval - elapsed))
+
+
+async def _release_on_crd_deletion(state: OperatorState) -> None:
+    """Every few seconds: if our CRD is being deleted, let its objects go (see Kubernetes)."""
+    loop = asyncio.get_running_loop()
+    log = logging.getLogger(__name__)
+    kube = state.evaluator.kube
+    while True:
+        try:
+            released = await loop.run_in_executor(
+                state.executor, kube.release_if_crd_deleted, state.settings.namespaces
+            )
+        except Exception as error:  # noqa: BLE001 - the API server may be away; try again
+            log.warning("checking the CRD for deletion failed: %r", error)
+        else:
+            if released:
+                log.warning("CRD is being deleted; released %s", ", ".join(released))
+        await asyncio.sleep(CRD_CHECK_SECONDS)
 
 
 def _sync_seconds(spec: Any) -> float:

@@ -20,6 +20,10 @@ _WORKLOAD_METHODS = {
 }
 
 
+FINALIZER = f"{GROUP}/finalizer"
+CRD_NAME = f"{PLURAL}.{GROUP}"
+
+
 class TargetNotFoundError(LookupError):
     pass
 
@@ -114,3 +118,52 @@ class Kubernetes:
         client.CustomObjectsApi(self.api).patch_namespaced_custom_object_status(
             GROUP, VERSION, namespace, PLURAL, name, {"status": status}
         )
+
+    def release_if_crd_deleted(self, namespaces: tuple[str, ...]) -> list[str]:
+        """Remove our finalizer from every object once their CRD is being deleted.
+
+        A terminating CRD loses its patch verb in discovery, so kopf stops
+        serving it and would never release the finalizers itself: the CRD
+        would hang in Terminating. Our finalizer only guards in-memory state
+        (the object's daemon and metrics), and the objects are being deleted
+        anyway, so letting them go loses nothing and leaves workloads as they are.
+        """
+        listed = client.ApiextensionsV1Api(self.api).list_custom_resource_definition(
+            field_selector=f"metadata.name={CRD_NAME}"
+        )
+        terminating = [
+            crd
+            for crd in listed.items
+            if crd.metadata is not None and crd.metadata.deletion_timestamp is not None
+        ]
+        if not terminating:
+            return []
+        custom = client.CustomObjectsApi(self.api)
+        found: list[Any] = []
+        for namespace in namespaces or (None,):
+            page: Any = (
+                custom.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL)
+                if namespace
+                else custom.list_cluster_custom_object(GROUP, VERSION, PLURAL)
+            )
+            found.extend(page.get("items", []))
+        released = []
+        for item in found:
+            meta = item.get("metadata", {})
+            finalizers = list(meta.get("finalizers") or [])
+            if FINALIZER not in finalizers:
+                continue
+            kept = [f for f in finalizers if f != FINALIZER]
+            # resourceVersion makes this a compare-and-swap: another writer's
+            # finalizers are never dropped; a conflict is retried next turn.
+            patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
+            try:
+                custom.patch_namespaced_custom_object(
+                    GROUP, VERSION, meta["namespace"], PLURAL, meta["name"], patch
+                )
+            except ApiException as error:
+                if error.status not in (404, 409):
+                    raise
+                continue
+            released.append(f"{meta['namespace']}/{meta['name']}")
+        return released
