@@ -19,6 +19,7 @@ import kopf
 from prometheus_client import start_http_server
 
 from predictive_scaler.operator import metrics
+from predictive_scaler.operator.kube import FINALIZER
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
@@ -49,7 +50,7 @@ class OperatorState:
 @kopf.on.startup()
 async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
     state: OperatorState = memo["state"]
-    settings.persistence.finalizer = f"{GROUP}/finalizer"
+    settings.persistence.finalizer = FINALIZER
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix=GROUP, key="last-handled-configuration"
