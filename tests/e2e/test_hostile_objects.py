@@ -17,7 +17,7 @@ from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.hostile import REFUSED
-from tests.fixtures.operator import condition, events_for, read_status, scaler
+from tests.fixtures.operator import events_for, read_status, scaler, wait_condition
 
 CORPUS_MINIMUM = 30
 
@@ -102,12 +102,11 @@ def test_objects_only_the_operator_can_judge_get_conditions_and_harm_nothing(
         custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, valid)
 
         for name, (_, kind, reason) in cases.items():
-
-            def reached(name: str = name, kind: str = kind, reason: str = reason) -> bool:
-                found = condition(read_status(custom_objects, namespace, name), kind)
-                return found.get("reason") == reason and found.get("status") == "False"
-
-            wait_for(reached, timeout=60, what=f"{name}: {kind}=False/{reason}")
+            found = wait_condition(custom_objects, namespace, name, kind, "False", reason)
+            if reason == "QueryOutsideNamespace":
+                assert f'every selector needs namespace="{namespace}"' in found["message"]
+                # Nothing of another namespace reaches the status.
+                assert "load" not in read_status(custom_objects, namespace, name)
 
             # The Event is posted once the status is written, so it may trail it.
             def warned(name: str = name) -> bool:

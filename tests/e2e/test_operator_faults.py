@@ -18,6 +18,7 @@ from tests.fixtures.operator import (
     hold_for,
     read_status,
     replicas,
+    replicas_stay,
     scaler,
     wait_condition,
 )
@@ -79,42 +80,7 @@ def test_a_query_returning_several_series_holds_replicas(
         custom_objects, namespace, "several", "MetricsAvailable", "False", "MultipleSeries"
     )
     assert "returns 2 series" in available["message"]
-    hold_for(6, lambda: replicas_stay(apps_v1, namespace, 2))
-
-
-def test_a_query_reading_another_namespace_is_refused_and_replicas_hold(
-    operator: OperatorProcess,
-    custom_objects: client.CustomObjectsApi,
-    core_v1: client.CoreV1Api,
-    apps_v1: client.AppsV1Api,
-    steady_load: LoadDriver,
-    namespace: str,
-) -> None:
-    # Every namespace but its own: other tests' pods and the demo's.
-    query = f'sum(rate(container_cpu_usage_seconds_total{{namespace!="{namespace}"}}[10s]))'
-    create(
-        custom_objects,
-        namespace,
-        scaler("peek", "web", metric={"query": query, "targetPerReplica": "100m"}),
-    )
-    ready = wait_condition(
-        custom_objects, namespace, "peek", "Ready", "False", "QueryOutsideNamespace"
-    )
-    assert f'every selector needs namespace="{namespace}"' in ready["message"]
-    wait_for(
-        lambda: (
-            "QueryOutsideNamespace" in {e.reason for e in events_for(core_v1, namespace, "peek")}
-        ),
-        what="a QueryOutsideNamespace Event",
-    )
-    status = read_status(custom_objects, namespace, "peek")
-    assert "load" not in status  # nothing of the other namespace leaks into status
-    hold_for(4, lambda: replicas_stay(apps_v1, namespace, 2))
-    assert operator.alive()
-
-
-def replicas_stay(apps: client.AppsV1Api, namespace: str, expected: int) -> None:
-    assert replicas(apps, namespace, "web") == expected
+    hold_for(6, lambda: replicas_stay(apps_v1, namespace, "web", 2))
 
 
 def test_prometheus_stopped_mid_run_holds_replicas_and_recovers_by_itself(
@@ -136,7 +102,7 @@ def test_prometheus_stopped_mid_run_holds_replicas_and_recovers_by_itself(
             custom_objects, namespace, "web", "MetricsAvailable", "False", "Unreachable"
         )
         assert "unreachable" in down["message"]
-        hold_for(6, lambda: replicas_stay(apps_v1, namespace, held))
+        hold_for(6, lambda: replicas_stay(apps_v1, namespace, "web", held))
         status = read_status(custom_objects, namespace, "web")
         assert condition(status, "ScalingActive")["status"] == "False"
         assert status["decision"].startswith(f"holding {held} replicas")
@@ -181,7 +147,7 @@ def test_a_target_managed_by_an_hpa_or_an_older_scaler_is_refused_by_name(
         custom_objects, namespace, "web", "Ready", "False", "ConflictingAutoscaler"
     )
     assert "HorizontalPodAutoscaler/web-hpa already manages Deployment/web" in ready["message"]
-    hold_for(4, lambda: replicas_stay(apps_v1, namespace, 2))
+    hold_for(4, lambda: replicas_stay(apps_v1, namespace, "web", 2))
 
     autoscaling.delete_namespaced_horizontal_pod_autoscaler("web-hpa", namespace)
     wait_condition(custom_objects, namespace, "web", "Ready", "True", timeout=90)
@@ -231,7 +197,7 @@ def test_dry_run_reports_the_decision_and_changes_nothing(
 
         wait_for(dry_wants_more, timeout=60, what="the DryRun object to want more replicas")
         live = scaled_up(apps_v1, namespace, "live")
-        hold_for(6, lambda: replicas_stay_named(apps_v1, namespace, "dry", 2))
+        hold_for(6, lambda: replicas_stay(apps_v1, namespace, "dry", 2))
     finally:
         for driver in drivers:
             driver.stop()
@@ -241,10 +207,6 @@ def test_dry_run_reports_the_decision_and_changes_nothing(
     assert condition(status, "ScalingActive")["reason"] == "DryRun"
     assert "forecast" in status["decision"]
     assert "Scaled" not in {e.reason for e in events_for(core_v1, namespace, "dry")}
-
-
-def replicas_stay_named(apps: client.AppsV1Api, namespace: str, name: str, expected: int) -> None:
-    assert replicas(apps, namespace, name) == expected
 
 
 def test_killing_and_restarting_the_operator_loses_no_state_and_scales_nothing(
@@ -280,7 +242,7 @@ def test_killing_and_restarting_the_operator_loses_no_state_and_scales_nothing(
         return str(now.get("lastEvaluationTime", "")) > str(before["lastEvaluationTime"])
 
     wait_for(evaluated_again, timeout=60, what="the restarted operator to evaluate")
-    hold_for(8, lambda: replicas_stay(apps_v1, namespace, held))
+    hold_for(8, lambda: replicas_stay(apps_v1, namespace, "web", held))
     after = read_status(custom_objects, namespace, "web")
     assert after["lastScaleTime"] == before["lastScaleTime"]
     assert '"scale_up_events":[{' in after["scalingState"]

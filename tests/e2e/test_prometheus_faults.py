@@ -21,6 +21,7 @@ from tests.fixtures.operator import (
     hold_for,
     read_status,
     replicas,
+    replicas_stay,
     scaler,
     wait_condition,
 )
@@ -124,7 +125,7 @@ def test_a_prometheus_slower_than_the_timeout_holds_replicas_and_recovers(
                 custom_objects, namespace, "web", "MetricsAvailable", "False", "Timeout"
             )
             assert "did not answer within 3 s" in slow["message"]
-            hold_for(6, lambda: _stays(apps_v1, namespace, held))
+            hold_for(6, lambda: replicas_stay(apps_v1, namespace, "web", held))
             status = read_status(custom_objects, namespace, "web")
             assert status["decision"].startswith(f"holding {held} replicas")
 
@@ -134,7 +135,3 @@ def test_a_prometheus_slower_than_the_timeout_holds_replicas_and_recovers(
             assert operator.alive()
         finally:
             driver.stop()
-
-
-def _stays(apps: client.AppsV1Api, namespace: str, expected: int) -> None:
-    assert replicas(apps, namespace, "web") == expected
