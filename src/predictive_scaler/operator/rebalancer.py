@@ -5,8 +5,9 @@ planner, and (in Auto mode) evicts through the Eviction API: a 429 from a
 PodDisruptionBudget is a normal answer, tried again in a later cycle. The
 scheduler places each replacement; a temporary PreferNoSchedule taint on the
 node being drained steers it elsewhere, and is lifted once the node leaves the
-high-load heap. What moved is written on the nodes and the PredictiveScaler
-objects as a timestamp annotation, so the cool-down survives a restart.
+high-load heap. What is about to move is written on the nodes and the
+PredictiveScaler objects as a timestamp annotation before the eviction, so the
+cool-down survives a restart at any point of a cycle.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from predictive_scaler.operator import metrics
+from predictive_scaler.operator import failpoints, metrics
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.operator.snapshot import Owners, by_label, node_info, pod_info
@@ -47,6 +48,11 @@ class CycleReport:
     plan: Plan | None
     evicted: tuple[str, ...] = ()
     blocked: tuple[str, ...] = ()
+
+
+def _annotation(stamp: str | None) -> dict[str, Any]:
+    """A merge patch setting (or, with None, removing) the cool-down stamp."""
+    return {"metadata": {"annotations": {REBALANCED_AT: stamp}}}
 
 
 def _epoch(text: str | None) -> float | None:
@@ -75,7 +81,9 @@ class Rebalancer:
 
     def _opted_in(self) -> dict[str, tuple[str, str, dict[str, str]]]:
         """Workload key -> (namespace, PredictiveScaler name, its annotations)."""
-        found: Any = self.custom.list_cluster_custom_object(GROUP, VERSION, PLURAL)
+        found: Any = self.custom.list_cluster_custom_object(
+            GROUP, VERSION, PLURAL, label_selector=self.settings.shard_selector
+        )
         opted = {}
         for item in found.get("items", []):
             spec, meta = item.get("spec", {}), item.get("metadata", {})
@@ -284,10 +292,14 @@ class Rebalancer:
         self, plan: Plan, opted: Mapping[str, tuple[str, str, dict[str, str]]], now: float
     ) -> CycleReport:
         evicted, blocked = [], []
-        stamp = {"metadata": {"annotations": {REBALANCED_AT: f"{now:.0f}"}}}
         for move in plan.moves:
             namespace, name = move.pod.split("/", 1)
             self._taint(move.source)
+            # The cool-down is written before the eviction, not after: a crash
+            # in between then costs one cool-down without a move, never a
+            # second move of the same workload or node after a restart.
+            undo = self._stamp(move, opted, f"{now:.0f}")
+            failpoints.reach("evict:before")
             try:
                 self.core.create_namespaced_pod_eviction(
                     name,
@@ -295,6 +307,7 @@ class Rebalancer:
                     {"metadata": {"name": name, "namespace": namespace}},  # type: ignore[arg-type]
                 )
             except ApiException as error:
+                self._unstamp(undo)
                 reason = "Blocked" if error.status == 429 else "Failed"
                 metrics.EVICTIONS.labels(reason).inc()
                 blocked.append(move.pod)
@@ -304,17 +317,43 @@ class Rebalancer:
                     f"not moved ({error.status} {error.reason}): {self._words(move)}",
                 )
                 continue
+            failpoints.reach("evict:after")
             metrics.EVICTIONS.labels("Evicted").inc()
             evicted.append(move.pod)
             self._event(move.pod, "Evicted", f"rebalanced: {self._words(move)}")
-            for node in (move.source, move.destination):
-                self.core.patch_node(node, stamp)
-            owner = opted.get(move.workload)
-            if owner is not None:
-                self.custom.patch_namespaced_custom_object(
-                    GROUP, VERSION, owner[0], PLURAL, owner[1], stamp
-                )
         return CycleReport(plan, tuple(evicted), tuple(blocked))
+
+    def _stamp(
+        self, move: Move, opted: Mapping[str, tuple[str, str, dict[str, str]]], stamp: str
+    ) -> list[tuple[str, str, str | None]]:
+        """Stamp the cool-down on both nodes and the workload's scaler; return the undo."""
+        undo: list[tuple[str, str, str | None]] = []
+        for node in (move.source, move.destination):
+            found = self.core.read_node(node)
+            notes = (found.metadata.annotations if found.metadata else None) or {}
+            undo.append(("node", node, notes.get(REBALANCED_AT)))
+            self.core.patch_node(node, _annotation(stamp))
+        owner = opted.get(move.workload)
+        if owner is not None:
+            namespace, name, notes = owner
+            undo.append((namespace, name, notes.get(REBALANCED_AT)))
+            self.custom.patch_namespaced_custom_object(
+                GROUP, VERSION, namespace, PLURAL, name, _annotation(stamp)
+            )
+        return undo
+
+    def _unstamp(self, undo: list[tuple[str, str, str | None]]) -> None:
+        """Nothing moved: put the earlier stamps back, so a PDB's 429 costs no cool-down."""
+        for scope, name, earlier in undo:
+            try:
+                if scope == "node":
+                    self.core.patch_node(name, _annotation(earlier))
+                else:
+                    self.custom.patch_namespaced_custom_object(
+                        GROUP, VERSION, scope, PLURAL, name, _annotation(earlier)
+                    )
+            except ApiException as error:
+                log.warning("could not restore the cool-down of %s: %s", name, error.reason)
 
     def _taint(self, node_name: str) -> None:
         node = self.core.read_node(node_name)

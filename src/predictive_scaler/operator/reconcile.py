@@ -9,7 +9,7 @@ decision itself is :func:`predictive_scaler.scaling.decide`, the same code the
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ import numpy as np
 from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
 
-from predictive_scaler.operator import metrics
+from predictive_scaler.operator import failpoints, metrics
 from predictive_scaler.operator.conditions import Condition, Observation, blocked, merge, observed
 from predictive_scaler.operator.kube import Kubernetes, TargetNotFoundError
 from predictive_scaler.operator.prometheus import MetricsError, PrometheusSource, load_query
@@ -49,6 +49,26 @@ class EventNote:
 class Evaluation:
     status: dict[str, Any]
     events: tuple[EventNote, ...]
+
+
+@dataclass(frozen=True)
+class PendingScale:
+    """A scale about to be patched, written to status first: a crash may come in between."""
+
+    previous: int
+    desired: int
+    at: float
+
+    def to_status(self) -> str:
+        return json.dumps({"from": self.previous, "to": self.desired, "at": self.at})
+
+    @classmethod
+    def from_status(cls, status: Mapping[str, Any]) -> PendingScale | None:
+        try:
+            raw = json.loads(status.get("pendingScale") or "null")
+            return None if raw is None else cls(int(raw["from"]), int(raw["to"]), float(raw["at"]))
+        except (ValueError, TypeError, KeyError):
+            return None
 
 
 def _previous_state(status: Mapping[str, Any]) -> ScalingState:
@@ -86,7 +106,10 @@ class Evaluator:
         raw_status: Mapping[str, Any],
         runtime: ObjectRuntime,
         now: float,
+        *,
+        hpas: Collection[str] = (),
     ) -> Evaluation:
+        """Evaluate once; `hpas` are the HorizontalPodAutoscalers on the same target."""
         try:
             spec = PredictiveScalerSpec.from_body(raw_spec)
             scaling_spec = spec.scaling_spec()
@@ -101,7 +124,7 @@ class Evaluator:
         # A DryRun object sets no replicas, so it may watch beside any autoscaler.
         rival = None
         if spec.scaling.mode is Mode.AUTO:
-            rival = self.kube.rival_autoscaler(ref.namespace, ref.name, target, ref.created)
+            rival = self.kube.rival_autoscaler(ref.namespace, ref.name, target, ref.created, hpas)
         if rival is not None:
             message = f"{rival} already manages {target.describe()}; this object sets no replicas"
             return self._blocked(ref, raw_status, now, "ConflictingAutoscaler", message)
@@ -123,6 +146,12 @@ class Evaluator:
 
         selection = runtime.forecaster(spec.forecast)
         state = _previous_state(raw_status)
+        pending = PendingScale.from_status(raw_status)
+        if pending is not None and scale.replicas == pending.desired:
+            # The last process patched and died before recording it: the
+            # cool-down starts from that patch, not from now, and not never.
+            behavior = spec.scaling.behavior
+            state = state.after_scale(behavior, pending.at, pending.previous, pending.desired)
         decision = decide(
             scaling_spec,
             history,
@@ -178,11 +207,15 @@ class Evaluator:
             except (ApiException, OSError, ValueError) as error:
                 # Ranking is a refinement: scale in anyway, in the ReplicaSet's own order.
                 notes.append(EventNote("Warning", "DeletionCostFailed", f"ranking pods: {error}"))
+        intent = PendingScale(current, desired, now)
+        self.kube.patch_status(ref.namespace, ref.name, {"pendingScale": intent.to_status()})
+        failpoints.reach("scale:before-patch")
         try:
             self.kube.patch_scale(ref.namespace, target, desired)
         except ApiException as error:
             message = f"patching {target.describe()} to {desired}: {error.status} {error.reason}"
             return decision.state, [*notes, EventNote("Warning", "FailedRescale", message)]
+        failpoints.reach("scale:after-patch")
         direction = "up" if desired > current else "down"
         metrics.SCALE_ACTIONS.labels(ref.namespace, ref.name, direction).inc()
         state = decision.state.after_scale(spec.scaling.behavior, now, current, desired)
@@ -214,6 +247,7 @@ class Evaluator:
         )
         full = dict(status or {})
         full.update(
+            pendingScale=None,  # whatever was pending is resolved by now
             observedGeneration=ref.generation,
             lastEvaluationTime=timestamp(now),
             conditions=merged,
