@@ -5,14 +5,18 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
+import signal
 import sys
+import threading
 from typing import Any
 
 import kopf
-from kubernetes import client, config
+from kubernetes import config
 
+from predictive_scaler.operator.apiclient import CountingApiClient
 from predictive_scaler.operator.handlers import OperatorState
 from predictive_scaler.operator.kube import Kubernetes
+from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.prometheus import PrometheusSource
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluator
@@ -21,7 +25,11 @@ from predictive_scaler.operator.settings import OperatorSettings, SettingsError
 HELP = """Run the operator. Configuration comes from the environment:
   PROMETHEUS_URL                         where the load history is queried (required)
   PREDICTIVE_SCALER_NAMESPACES           comma-separated namespaces to watch (default: all)
-  PREDICTIVE_SCALER_PEERING              kopf peering name, for several replicas (standalone)
+  PREDICTIVE_SCALER_LEADER_ELECTION      a Lease name: of several replicas only its holder acts
+  PREDICTIVE_SCALER_LEADER_ELECTION_NAMESPACE  the Lease's namespace (default)
+  PREDICTIVE_SCALER_LEASE_DURATION       seconds before a silent holder's Lease is taken (15);
+                                         _RENEW_DEADLINE (10), _RETRY_PERIOD (2)
+  PREDICTIVE_SCALER_SHARD_SELECTOR       label selector: serve only the PredictiveScalers it selects
   PREDICTIVE_SCALER_BIND_ADDRESS         address of the metrics and liveness endpoints (0.0.0.0)
   PREDICTIVE_SCALER_METRICS_PORT         Prometheus metrics port (8000)
   PREDICTIVE_SCALER_LIVENESS_PORT        liveness endpoint port, path /healthz (8080)
@@ -61,7 +69,29 @@ def serve(args: argparse.Namespace) -> int:
         print(f"predictive-scaler run: no Kubernetes connection: {error}", file=sys.stderr)
         return 2
     kopf.configure(verbose=args.verbose)
-    api = client.ApiClient()
+    api = CountingApiClient()
+    lost: list[str] = []
+
+    def leadership_lost() -> None:
+        lost.append("Lease")
+        # kopf's own graceful stop. (Its stop_flag would do the same, but it
+        # waits for a thread-side flag in an executor thread that then holds
+        # up the interpreter's exit after a plain SIGTERM.)
+        os.kill(os.getpid(), signal.SIGTERM)
+        # kopf stops its daemons gracefully; should one hang, the process must
+        # still be gone before a standby may take the Lease.
+        margin = settings.lease_duration - settings.lease_renew_deadline
+        threading.Timer(max(1, margin - 1), os._exit, (1,)).start()
+
+    leadership = None
+    if settings.leader_election:
+        leadership = Leadership(
+            settings.leader_election,
+            settings.leader_election_namespace,
+            settings.lease_timings,
+            on_lost=leadership_lost,
+        )
+        leadership.start()
     # The rebalancer's reading of node usage also ranks pods for scale-in, even
     # when moving pods is Off.
     balancer = Rebalancer(api, settings)
@@ -77,17 +107,24 @@ def serve(args: argparse.Namespace) -> int:
             settings.forecast_workers, thread_name_prefix="evaluate"
         ),
         rebalancer=None if settings.rebalance_mode == "Off" else balancer,
+        leadership=leadership,
     )
     liveness = f"http://{settings.bind_address}:{settings.liveness_port}/healthz"
     try:
         kopf.run(
             clusterwide=not settings.namespaces,
             namespaces=settings.namespaces,
-            standalone=not settings.peering,
-            peering_name=settings.peering or None,
+            # One acting replica is the Lease's business, not kopf peering's.
+            standalone=True,
             liveness_endpoint=liveness,
             memo=kopf.Memo(state=state),
         )
     finally:
-        state.executor.shutdown(wait=False, cancel_futures=True)
+        # No evaluation may still be running when a standby takes over.
+        state.executor.shutdown(wait=True, cancel_futures=True)
+        if leadership is not None:
+            leadership.release()
+    if lost:
+        print("predictive-scaler run: lost the Lease; exiting", file=sys.stderr)
+        return 1
     return 0

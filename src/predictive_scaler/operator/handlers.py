@@ -10,21 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import kopf
+from aiohttp import web
 from prometheus_client import start_http_server
 
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.kube import FINALIZER
+from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler.operator.shard import selector_matcher
 from predictive_scaler.units import parse_duration
 
 DEFAULT_SYNC_SECONDS = 30.0
@@ -39,12 +44,22 @@ class OperatorState:
     evaluator: Evaluator
     executor: concurrent.futures.ThreadPoolExecutor
     rebalancer: Rebalancer | None = None
+    # None: this process always acts. Else it acts only while it holds the Lease.
+    leadership: Leadership | None = None
     runtimes: dict[str, ObjectRuntime] = field(default_factory=dict)
     # The status this process wrote last, per object: the watch may not have
     # delivered it yet when the next turn starts, and the decision state must
     # never go back in time.
     written: dict[str, dict[str, Any]] = field(default_factory=dict)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    @functools.cached_property
+    def in_shard(self) -> Callable[[Mapping[str, str] | None], bool]:
+        return selector_matcher(self.settings.shard_selector)
+
+    def acting(self) -> bool:
+        """False once the Lease is lost: no evaluation or eviction may start after that."""
+        return self.leadership is None or self.leadership.leading.is_set()
 
 
 @kopf.on.startup()
@@ -63,6 +78,12 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
     # Our Events say what happened; kopf's per-handler log Events would be noise.
     settings.posting.level = logging.WARNING
     start_http_server(state.settings.metrics_port, addr=state.settings.bind_address)
+    metrics.LEADER.set(0)
+    if state.leadership is not None:
+        # kopf starts no watch before its start-up handlers return: a standby
+        # waits here, watching nothing and acting on nothing.
+        await _stand_by(state.leadership, state.settings)
+    metrics.LEADER.set(1)
     if state.rebalancer is not None:
         state.tasks.append(asyncio.create_task(_rebalance_forever(state), name="rebalance"))
     state.tasks.append(asyncio.create_task(_release_on_crd_deletion(state), name="crd-watch"))
@@ -76,13 +97,43 @@ async def stop_rebalancing(memo: kopf.Memo, **_: Any) -> None:
     await asyncio.gather(*state.tasks, return_exceptions=True)
 
 
+async def _stand_by(leadership: Leadership, settings: OperatorSettings) -> None:
+    """Serve the liveness endpoint (kopf's starts later) until this process holds the Lease."""
+    log = logging.getLogger(__name__)
+    log.info("standing by until Lease %s is ours", leadership.lease)
+
+    async def healthy(_: web.Request) -> web.Response:
+        return web.json_response({"standby": True})
+
+    app = web.Application()
+    app.add_routes([web.get("/healthz", healthy)])
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    await web.TCPSite(runner, settings.bind_address, settings.liveness_port).start()
+    try:
+        # Short waits on the election thread's event, so a shutdown is not held up.
+        while not await asyncio.to_thread(leadership.leading.wait, 1.0):
+            pass
+    finally:
+        await runner.cleanup()
+    log.info("holding Lease %s: acting", leadership.lease)
+
+
 async def _rebalance_forever(state: OperatorState) -> None:
-    """One loop per operator (not per object), every PREDICTIVE_SCALER_REBALANCE_INTERVAL."""
+    """One loop per operator (not per object), every PREDICTIVE_SCALER_REBALANCE_INTERVAL.
+
+    The first cycle comes one interval after start, not at once: however often
+    the operator restarts (or fails over), two cycles are an interval apart,
+    so a crash mid-cycle never doubles the eviction budget of an interval.
+    """
     assert state.rebalancer is not None
     loop = asyncio.get_running_loop()
+    await asyncio.sleep(state.settings.rebalance_interval)
     while True:
         began = time.monotonic()
         try:
+            if not state.acting():
+                return
             await loop.run_in_executor(state.executor, state.rebalancer.cycle, time.time())
         except Exception as error:  # noqa: BLE001 - a failed cycle is retried next interval
             metrics.RECONCILE_ERRORS.labels("rebalance").inc()
@@ -99,7 +150,10 @@ async def _release_on_crd_deletion(state: OperatorState) -> None:
     while True:
         try:
             released = await loop.run_in_executor(
-                state.executor, kube.release_if_crd_deleted, state.settings.namespaces
+                state.executor,
+                kube.release_if_crd_deleted,
+                state.settings.namespaces,
+                state.settings.shard_selector,
             )
         except Exception as error:  # noqa: BLE001 - the API server may be away; try again
             log.warning("checking the CRD for deletion failed: %r", error)
@@ -127,17 +181,48 @@ def _newest_status(state: OperatorState, uid: str, live: dict[str, Any]) -> dict
     )
 
 
-def _evaluate_and_write(
-    state: OperatorState, ref: ObjectRef, spec: dict[str, Any], status: dict[str, Any], uid: str
-) -> Evaluation:
+def _hpas_on_target(index: kopf.Index[Any, str], namespace: str, spec: Any) -> tuple[str, ...]:
+    target = spec.get("scaleTargetRef") or {}
+    return tuple(index.get((namespace, target.get("kind"), target.get("name")), ()))
+
+
+@kopf.index("autoscaling", "v2", "horizontalpodautoscalers", id="hpa_targets")
+def hpa_targets(
+    namespace: str | None, name: str, spec: kopf.Spec, **_: Any
+) -> dict[tuple[str | None, Any, Any], str]:
+    """HPAs by their target, so the rival check needs no request per evaluation."""
+    target = spec.get("scaleTargetRef") or {}
+    return {(namespace, target.get("kind"), target.get("name")): name}
+
+
+def _evaluate_and_write(  # noqa: PLR0917 - run_in_executor passes arguments by position
+    state: OperatorState,
+    ref: ObjectRef,
+    spec: dict[str, Any],
+    status: dict[str, Any],
+    uid: str,
+    hpas: tuple[str, ...],
+) -> Evaluation | None:
+    if not state.acting():
+        return None
     runtime = state.runtimes.setdefault(uid, ObjectRuntime())
-    evaluation = state.evaluator.evaluate(ref, spec, status, runtime, time.time())
+    evaluation = state.evaluator.evaluate(ref, spec, status, runtime, time.time(), hpas=hpas)
     state.evaluator.kube.patch_status(ref.namespace, ref.name, evaluation.status)
     state.written[uid] = {**status, **evaluation.status}
     return evaluation
 
 
-@kopf.daemon(GROUP, VERSION, PLURAL, id="evaluate", cancellation_timeout=10.0)
+def _in_shard(labels: kopf.Labels, memo: kopf.Memo, **_: Any) -> bool:
+    """kopf filters on every event, so a relabelled object stops here and starts in its new shard.
+
+    (A server-side label selector would save memory, but kopf only forgets an
+    object that leaves the selection and its daemon would carry on.)
+    """
+    state: OperatorState = memo["state"]
+    return state.in_shard(labels)
+
+
+@kopf.daemon(GROUP, VERSION, PLURAL, id="evaluate", cancellation_timeout=10.0, when=_in_shard)
 async def evaluate(
     *,
     body: kopf.Body,
@@ -147,9 +232,10 @@ async def evaluate(
     stopped: kopf.DaemonStopped,
     memo: kopf.Memo,
     logger: kopf.Logger,
-    **_: Any,
+    **indexes: Any,
 ) -> None:
     state: OperatorState = memo["state"]
+    hpa_targets: kopf.Index[Any, str] = indexes["hpa_targets"]
     uid = str(meta["uid"])
     loop = asyncio.get_running_loop()
     metrics.start_object(str(meta["namespace"]), str(meta["name"]))
@@ -171,12 +257,13 @@ async def evaluate(
                     dict(spec),
                     _newest_status(state, uid, dict(status)),
                     uid,
+                    _hpas_on_target(hpa_targets, ref.namespace, spec),
                 )
             except Exception as error:  # noqa: BLE001 - one bad turn must not end the loop
                 metrics.RECONCILE_ERRORS.labels("evaluate").inc()
                 logger.warning(f"evaluation failed, retrying next period: {error!r}")
             else:
-                for note in evaluation.events:
+                for note in evaluation.events if evaluation else ():
                     kopf.event(body, type=note.type, reason=note.reason, message=note.message)
             finally:
                 metrics.RECONCILE_SECONDS.observe(time.monotonic() - began)

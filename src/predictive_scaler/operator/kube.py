@@ -5,6 +5,7 @@ Synchronous (the official client); the handlers call it from worker threads.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,33 +81,34 @@ class Kubernetes:
         patch(target.name, namespace, {"spec": {"replicas": replicas}})
 
     def rival_autoscaler(
-        self, namespace: str, name: str, target: ScaleTargetRef, created: str
+        self,
+        namespace: str,
+        name: str,
+        target: ScaleTargetRef,
+        created: str,
+        hpas: Collection[str],
     ) -> str | None:
         """The HPA, or the older Auto PredictiveScaler, that already sets this target's replicas.
 
-        Between two PredictiveScalers the older one (then the smaller name)
-        keeps the target, so exactly one of them acts whatever the order of events.
+        `hpas` are the HPAs on this target, from the operator's watch of them.
+        PredictiveScalers are listed by the target's kind and name (the CRD's
+        selectable fields) in every shard, not only this operator's, so one
+        request finds them all. Between two PredictiveScalers the older one
+        (then the smaller name) keeps the target, so exactly one of them acts
+        whatever the order of events.
         """
-        hpas = client.AutoscalingV2Api(self.api).list_namespaced_horizontal_pod_autoscaler(
-            namespace
-        )
-        for hpa in hpas.items:
-            ref = hpa.spec.scale_target_ref if hpa.spec else None
-            if ref is not None and ref.kind == target.kind and ref.name == target.name:
-                hpa_name = hpa.metadata.name if hpa.metadata else "?"
-                return f"HorizontalPodAutoscaler/{hpa_name}"
+        if hpas:
+            return f"HorizontalPodAutoscaler/{sorted(hpas)[0]}"
+        selector = f"spec.scaleTargetRef.kind={target.kind},spec.scaleTargetRef.name={target.name}"
         others: Any = client.CustomObjectsApi(self.api).list_namespaced_custom_object(
-            GROUP, VERSION, namespace, PLURAL
+            GROUP, VERSION, namespace, PLURAL, field_selector=selector
         )
         mine = (created, name)
         for other in others.get("items", []):
             meta = other.get("metadata", {})
-            other_ref = other.get("spec", {}).get("scaleTargetRef", {})
             theirs = (meta.get("creationTimestamp", ""), meta.get("name", ""))
             if (
                 meta.get("name") != name
-                and other_ref.get("kind") == target.kind
-                and other_ref.get("name") == target.name
                 and theirs < mine
                 and meta.get("deletionTimestamp") is None
                 and other.get("spec", {}).get("scaling", {}).get("mode") != "DryRun"
@@ -119,7 +121,7 @@ class Kubernetes:
             GROUP, VERSION, namespace, PLURAL, name, {"status": status}
         )
 
-    def release_if_crd_deleted(self, namespaces: tuple[str, ...]) -> list[str]:
+    def release_if_crd_deleted(self, namespaces: tuple[str, ...], shard: str = "") -> list[str]:
         """Remove our finalizer from every object once their CRD is being deleted.
 
         A terminating CRD loses its patch verb in discovery, so kopf stops
@@ -142,9 +144,11 @@ class Kubernetes:
         found: list[Any] = []
         for namespace in namespaces or (None,):
             page: Any = (
-                custom.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL)
+                custom.list_namespaced_custom_object(
+                    GROUP, VERSION, namespace, PLURAL, label_selector=shard
+                )
                 if namespace
-                else custom.list_cluster_custom_object(GROUP, VERSION, PLURAL)
+                else custom.list_cluster_custom_object(GROUP, VERSION, PLURAL, label_selector=shard)
             )
             found.extend(page.get("items", []))
         released = []

@@ -52,6 +52,15 @@ RECONCILE_SECONDS = Histogram(
     "Time one evaluation of an object took",
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
+LEADER = Gauge(
+    "predictive_scaler_leader",
+    "1 while this replica acts (holds the Lease, or runs without leader election), 0 on standby",
+)
+API_REQUESTS = Counter(
+    "predictive_scaler_api_requests",
+    "Requests this operator's own client sent to the Kubernetes API (kopf's watches excluded)",
+    ("verb", "resource"),
+)
 RECONCILE_ERRORS = Counter(
     "predictive_scaler_reconcile_errors",
     "Turns of a loop (evaluate: one object; rebalance: one cycle) that raised; details in the log",

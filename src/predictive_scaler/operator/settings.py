@@ -9,8 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from predictive_scaler.operator.leadership import LeaseTimings
+from predictive_scaler.operator.shard import selector_matcher
 from predictive_scaler.units import parse_duration
 
 PREFIX = "PREDICTIVE_SCALER_"
@@ -19,7 +29,12 @@ PREFIX = "PREDICTIVE_SCALER_"
 VARIABLES = {
     "prometheus_url": "PROMETHEUS_URL",
     "namespaces": f"{PREFIX}NAMESPACES",
-    "peering": f"{PREFIX}PEERING",
+    "leader_election": f"{PREFIX}LEADER_ELECTION",
+    "leader_election_namespace": f"{PREFIX}LEADER_ELECTION_NAMESPACE",
+    "lease_duration": f"{PREFIX}LEASE_DURATION",
+    "lease_renew_deadline": f"{PREFIX}LEASE_RENEW_DEADLINE",
+    "lease_retry_period": f"{PREFIX}LEASE_RETRY_PERIOD",
+    "shard_selector": f"{PREFIX}SHARD_SELECTOR",
     "bind_address": f"{PREFIX}BIND_ADDRESS",
     "metrics_port": f"{PREFIX}METRICS_PORT",
     "liveness_port": f"{PREFIX}LIVENESS_PORT",
@@ -50,8 +65,14 @@ class OperatorSettings(BaseModel):
     prometheus_url: AnyHttpUrl
     # Empty: watch the whole cluster.
     namespaces: tuple[str, ...] = ()
-    # Empty: run standalone; a name: coordinate replicas through kopf peering.
-    peering: str = ""
+    # Empty: run alone; a Lease name: of several replicas only the Lease holder acts.
+    leader_election: str = ""
+    leader_election_namespace: str = "default"
+    lease_duration: int = Field(default=15, ge=2)
+    lease_renew_deadline: int = Field(default=10, ge=2)
+    lease_retry_period: int = Field(default=2, ge=1)
+    # A label selector: this operator serves only the PredictiveScalers it selects.
+    shard_selector: str = ""
     # In a pod, probes and scrapes come from outside; 127.0.0.1 for local runs.
     bind_address: str = "0.0.0.0"
     metrics_port: int = Field(default=8000, ge=1, le=65535)
@@ -107,12 +128,32 @@ class OperatorSettings(BaseModel):
             return 0.0
         return parse_duration(value) if isinstance(value, str) else value
 
+    @field_validator("shard_selector")
+    @classmethod
+    def _selector(cls, value: str) -> str:
+        selector_matcher(value)  # raises ValueError naming the bad term
+        return value
+
     @field_validator("namespaces", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
+
+    @model_validator(mode="after")
+    def _lease_timings(self) -> OperatorSettings:
+        # The order client-go requires: a holder must give up before others may take over.
+        if not self.lease_duration > self.lease_renew_deadline > 1.2 * self.lease_retry_period:
+            raise ValueError(
+                f"want {PREFIX}LEASE_DURATION > {PREFIX}LEASE_RENEW_DEADLINE"
+                f" > 1.2 x {PREFIX}LEASE_RETRY_PERIOD"
+            )
+        return self
+
+    @property
+    def lease_timings(self) -> LeaseTimings:
+        return LeaseTimings(self.lease_duration, self.lease_renew_deadline, self.lease_retry_period)
 
     @property
     def min_rate_window(self) -> float:
@@ -131,7 +172,10 @@ class OperatorSettings(BaseModel):
         except ValidationError as error:
             lines = []
             for problem in error.errors():
-                field = str(problem["loc"][0]) if problem["loc"] else ""
+                if not problem["loc"]:  # a rule across variables names them itself
+                    lines.append(f"{PREFIX}*: {problem['msg']}")
+                    continue
+                field = str(problem["loc"][0])
                 variable = VARIABLES.get(field, field)
                 given = environ.get(variable)
                 shown = "is not set" if given is None else f"got {given!r}"

@@ -93,3 +93,23 @@ def test_settings_parse_durations_and_namespace_lists() -> None:
     assert settings.namespaces == ("shop", "web")
     assert settings.scrape_interval == 15
     assert settings.prometheus == "http://prometheus:9090"
+
+
+def test_lease_timings_in_the_wrong_order_are_refused_naming_all_three() -> None:
+    with pytest.raises(SettingsError) as bad:
+        OperatorSettings.from_environment(
+            {
+                "PROMETHEUS_URL": "http://prometheus:9090",
+                "PREDICTIVE_SCALER_LEASE_DURATION": "10",
+                "PREDICTIVE_SCALER_LEASE_RENEW_DEADLINE": "10",
+            }
+        )
+    message = str(bad.value)
+    for name in ("LEASE_DURATION", "LEASE_RENEW_DEADLINE", "LEASE_RETRY_PERIOD"):
+        assert f"PREDICTIVE_SCALER_{name}" in message
+
+
+def test_the_failover_bound_is_a_lease_duration_and_a_retry_period() -> None:
+    settings = OperatorSettings.from_environment({"PROMETHEUS_URL": "http://prometheus:9090"})
+    assert settings.leader_election == ""
+    assert settings.lease_timings.failover_bound == 15 + 2
