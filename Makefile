@@ -57,7 +57,7 @@ cluster-status: $(STAMP)
 test: lint typecheck cluster-build
 	$(BIN)/pytest
 
-bench: bench-forecasting bench-scaling bench-rebalancing
+bench: bench-forecasting bench-scaling bench-rebalancing bench-operator-load
 
 bench-forecasting: $(STAMP)
 	$(BIN)/python -m pip install --quiet --editable '.[dev,bench]'
@@ -68,6 +68,9 @@ bench-scaling: $(STAMP)
 
 bench-rebalancing: $(STAMP)
 	$(BIN)/python -m benchmarks.rebalancing
+
+bench-operator-load: $(STAMP)
+	$(BIN)/python -m benchmarks.operator_load
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache
