@@ -16,15 +16,12 @@ import contextlib
 import datetime
 import math
 import os
-import signal
-import subprocess
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib import resources
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -37,7 +34,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import predictive_scaler.localcluster as local
 from benchmarks.report import format_seconds, machine_description, table, write_section
 from predictive_scaler.demo.process import OperatorExitedError, OperatorProcess
-from predictive_scaler.demo.session import interrupt_on_sigterm
+from predictive_scaler.demo.session import apply_crds, cleanup_that_finishes, interrupt_on_sigterm
 from predictive_scaler.localcluster.kube import (
     USAGE_CPU_ANNOTATION,
     NodeShape,
@@ -172,28 +169,6 @@ def gaps_and_share_on_time(
         gaps += own
         on_time += all(gap <= limit for gap in own)
     return gaps, on_time / max(1, len(seen))
-
-
-@contextlib.contextmanager
-def cleanup_that_finishes() -> Iterator[contextlib.ExitStack]:
-    """An ExitStack whose clean-up a second Ctrl-C cannot cut short (as the demo's)."""
-    stack = contextlib.ExitStack()
-    try:
-        yield stack
-    finally:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            stack.close()
-        finally:
-            signal.signal(signal.SIGINT, previous)
-
-
-def apply_crds(cluster: local.LocalCluster) -> None:
-    crds = Path(str(resources.files("predictive_scaler") / "data" / "crds"))
-    kubectl = [str(cluster.binaries.kubectl), f"--kubeconfig={cluster.kubeconfig}"]
-    subprocess.run([*kubectl, "apply", "-f", str(crds)], capture_output=True, check=True)
-    established = ["wait", "--for=condition=Established", "--timeout=60s", f"crd/{PLURAL}.{GROUP}"]
-    subprocess.run([*kubectl, *established], capture_output=True, check=True)
 
 
 def scaler(name: str, sync_period: str) -> dict[str, Any]:

@@ -59,7 +59,8 @@ class DemoResult:
 
 
 @contextlib.contextmanager
-def _cleanup_that_finishes() -> Iterator[contextlib.ExitStack]:
+def cleanup_that_finishes() -> Iterator[contextlib.ExitStack]:
+    """An ExitStack whose clean-up a second Ctrl-C cannot cut short."""
     stack = contextlib.ExitStack()
     try:
         yield stack
@@ -71,6 +72,19 @@ def _cleanup_that_finishes() -> Iterator[contextlib.ExitStack]:
         finally:
             if main:
                 signal.signal(signal.SIGINT, previous)
+
+
+def apply_crds(cluster: local.LocalCluster) -> None:
+    """Apply the CRDs shipped in the package (an installed wheel has no repository) and wait."""
+    crds = Path(str(resources.files("predictive_scaler") / "data" / "crds"))
+    kubectl = [str(cluster.binaries.kubectl), f"--kubeconfig={cluster.kubeconfig}"]
+    for command in (
+        ["apply", "-f", str(crds)],
+        ["wait", "--for=condition=Established", "--timeout=60s", f"crd/{PLURAL}.{GROUP}"],
+    ):
+        done = subprocess.run([*kubectl, *command], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise DemoError(f"kubectl {' '.join(command)}: {done.stderr.strip()}")
 
 
 class Demo:
@@ -85,7 +99,7 @@ class Demo:
 
     def run(self) -> DemoResult:
         self.options.output.mkdir(parents=True, exist_ok=True)
-        with _cleanup_that_finishes() as cleanup:
+        with cleanup_that_finishes() as cleanup:
             cluster = self._cluster(cleanup)
             api = cluster.api()
             core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
@@ -134,15 +148,7 @@ class Demo:
         local.down(run_dir)
 
     def _apply_crds(self, cluster: local.LocalCluster) -> None:
-        crds = Path(str(resources.files("predictive_scaler") / "data" / "crds"))
-        kubectl = [str(cluster.binaries.kubectl), f"--kubeconfig={cluster.kubeconfig}"]
-        for command in (
-            ["apply", "-f", str(crds)],
-            ["wait", "--for=condition=Established", "--timeout=60s", f"crd/{PLURAL}.{GROUP}"],
-        ):
-            done = subprocess.run([*kubectl, *command], capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                raise DemoError(f"kubectl {' '.join(command)}: {done.stderr.strip()}")
+        apply_crds(cluster)
         self.say(f"CRD {PLURAL}.{GROUP} applied")
 
     def _fresh_namespace(self, core: client.CoreV1Api) -> None:

@@ -20,7 +20,7 @@ def resource_of(url: str) -> str:
     parts = [p for p in urllib.parse.urlsplit(url).path.split("/") if p]
     # /api/v1/... or /apis/<group>/<version>/...
     rest = parts[2:] if parts[:1] == ["api"] else parts[3:]
-    if len(rest) >= 2 and rest[0] == "namespaces" and len(rest) > 2:
+    if len(rest) > 2 and rest[0] == "namespaces":
         rest = rest[2:]
     if not rest:
         return "?"

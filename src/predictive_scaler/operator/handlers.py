@@ -181,18 +181,21 @@ def _newest_status(state: OperatorState, uid: str, live: dict[str, Any]) -> dict
     )
 
 
-def _hpas_on_target(index: kopf.Index[Any, str], namespace: str, spec: Any) -> tuple[str, ...]:
+TargetKey = tuple[str | None, Any, Any]
+
+
+def _target_key(namespace: str | None, spec: Any) -> TargetKey:
+    """(namespace, kind, name) of the workload a spec's scaleTargetRef names, HPA's or ours."""
     target = spec.get("scaleTargetRef") or {}
-    return tuple(index.get((namespace, target.get("kind"), target.get("name")), ()))
+    return (namespace, target.get("kind"), target.get("name"))
 
 
 @kopf.index("autoscaling", "v2", "horizontalpodautoscalers", id="hpa_targets")
 def hpa_targets(
     namespace: str | None, name: str, spec: kopf.Spec, **_: Any
-) -> dict[tuple[str | None, Any, Any], str]:
+) -> dict[TargetKey, str]:
     """HPAs by their target, so the rival check needs no request per evaluation."""
-    target = spec.get("scaleTargetRef") or {}
-    return {(namespace, target.get("kind"), target.get("name")): name}
+    return {_target_key(namespace, spec): name}
 
 
 def _evaluate_and_write(  # noqa: PLR0917 - run_in_executor passes arguments by position
@@ -257,7 +260,7 @@ async def evaluate(
                     dict(spec),
                     _newest_status(state, uid, dict(status)),
                     uid,
-                    _hpas_on_target(hpa_targets, ref.namespace, spec),
+                    tuple(hpa_targets.get(_target_key(ref.namespace, spec), ())),
                 )
             except Exception as error:  # noqa: BLE001 - one bad turn must not end the loop
                 metrics.RECONCILE_ERRORS.labels("evaluate").inc()

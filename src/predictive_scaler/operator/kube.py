@@ -98,7 +98,7 @@ class Kubernetes:
         whatever the order of events.
         """
         if hpas:
-            return f"HorizontalPodAutoscaler/{sorted(hpas)[0]}"
+            return f"HorizontalPodAutoscaler/{min(hpas)}"
         selector = f"spec.scaleTargetRef.kind={target.kind},spec.scaleTargetRef.name={target.name}"
         others: Any = client.CustomObjectsApi(self.api).list_namespaced_custom_object(
             GROUP, VERSION, namespace, PLURAL, field_selector=selector

@@ -247,7 +247,7 @@ class Rebalancer:
         )
         report = CycleReport(plan)
         if self.settings.rebalance_mode == "Auto":
-            report = self._execute(plan, opted, now)
+            report = self._execute(plan, opted, now, listed)
         else:
             for move in plan.moves:
                 self._event(move.pod, "WouldEvict", f"DryRun: would move {self._words(move)}")
@@ -289,16 +289,29 @@ class Rebalancer:
         return f"{move.pod} from {move.source} to {move.destination} ({after})"
 
     def _execute(
-        self, plan: Plan, opted: Mapping[str, tuple[str, str, dict[str, str]]], now: float
+        self,
+        plan: Plan,
+        opted: Mapping[str, tuple[str, str, dict[str, str]]],
+        now: float,
+        nodes: list[client.V1Node],
     ) -> CycleReport:
         evicted, blocked = [], []
+        # The stamps as this cycle read them, kept current as it writes, so an
+        # undo restores what the previous move of the cycle wrote, not older.
+        stamps: dict[tuple[str, str], str | None] = {
+            ("node", str(node.metadata.name)): (node.metadata.annotations or {}).get(REBALANCED_AT)
+            for node in nodes
+            if node.metadata is not None
+        }
+        for namespace, name, notes in opted.values():
+            stamps[namespace, name] = notes.get(REBALANCED_AT)
         for move in plan.moves:
             namespace, name = move.pod.split("/", 1)
             self._taint(move.source)
             # The cool-down is written before the eviction, not after: a crash
             # in between then costs one cool-down without a move, never a
             # second move of the same workload or node after a restart.
-            undo = self._stamp(move, opted, f"{now:.0f}")
+            undo = self._stamp(move, opted, f"{now:.0f}", stamps)
             failpoints.reach("evict:before")
             try:
                 self.core.create_namespaced_pod_eviction(
@@ -307,7 +320,7 @@ class Rebalancer:
                     {"metadata": {"name": name, "namespace": namespace}},  # type: ignore[arg-type]
                 )
             except ApiException as error:
-                self._unstamp(undo)
+                self._unstamp(undo, stamps)
                 reason = "Blocked" if error.status == 429 else "Failed"
                 metrics.EVICTIONS.labels(reason).inc()
                 blocked.append(move.pod)
@@ -324,36 +337,43 @@ class Rebalancer:
         return CycleReport(plan, tuple(evicted), tuple(blocked))
 
     def _stamp(
-        self, move: Move, opted: Mapping[str, tuple[str, str, dict[str, str]]], stamp: str
+        self,
+        move: Move,
+        opted: Mapping[str, tuple[str, str, dict[str, str]]],
+        stamp: str,
+        stamps: dict[tuple[str, str], str | None],
     ) -> list[tuple[str, str, str | None]]:
         """Stamp the cool-down on both nodes and the workload's scaler; return the undo."""
-        undo: list[tuple[str, str, str | None]] = []
-        for node in (move.source, move.destination):
-            found = self.core.read_node(node)
-            notes = (found.metadata.annotations if found.metadata else None) or {}
-            undo.append(("node", node, notes.get(REBALANCED_AT)))
-            self.core.patch_node(node, _annotation(stamp))
+        # (scope, name): scope is "node", or the PredictiveScaler's namespace.
+        targets = [("node", move.source), ("node", move.destination)]
         owner = opted.get(move.workload)
         if owner is not None:
-            namespace, name, notes = owner
-            undo.append((namespace, name, notes.get(REBALANCED_AT)))
-            self.custom.patch_namespaced_custom_object(
-                GROUP, VERSION, namespace, PLURAL, name, _annotation(stamp)
-            )
+            targets.append((owner[0], owner[1]))
+        undo = [(scope, name, stamps.get((scope, name))) for scope, name in targets]
+        for scope, name in targets:
+            self._write_stamp(scope, name, stamp)
+            stamps[scope, name] = stamp
         return undo
 
-    def _unstamp(self, undo: list[tuple[str, str, str | None]]) -> None:
+    def _unstamp(
+        self, undo: list[tuple[str, str, str | None]], stamps: dict[tuple[str, str], str | None]
+    ) -> None:
         """Nothing moved: put the earlier stamps back, so a PDB's 429 costs no cool-down."""
         for scope, name, earlier in undo:
             try:
-                if scope == "node":
-                    self.core.patch_node(name, _annotation(earlier))
-                else:
-                    self.custom.patch_namespaced_custom_object(
-                        GROUP, VERSION, scope, PLURAL, name, _annotation(earlier)
-                    )
+                self._write_stamp(scope, name, earlier)
             except ApiException as error:
                 log.warning("could not restore the cool-down of %s: %s", name, error.reason)
+            else:
+                stamps[scope, name] = earlier
+
+    def _write_stamp(self, scope: str, name: str, stamp: str | None) -> None:
+        if scope == "node":
+            self.core.patch_node(name, _annotation(stamp))
+        else:
+            self.custom.patch_namespaced_custom_object(
+                GROUP, VERSION, scope, PLURAL, name, _annotation(stamp)
+            )
 
     def _taint(self, node_name: str) -> None:
         node = self.core.read_node(node_name)
