@@ -16,7 +16,7 @@ help:
 	@echo "make test   - lint, type-check, check layers, build the local cluster's binaries"
 	@echo "              when missing, and run every test (unit, integration, e2e)"
 	@echo "make cluster-up / cluster-status / cluster-down - the local control plane (hack/cluster)"
-	@echo "make bench  - forecasting and scaling benchmarks; write BENCHMARKS.md (needs ../shared/traces)"
+	@echo "make bench  - forecasting and scaling benchmarks; write BENCHMARKS.md (traces in traces/)"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -6,7 +6,6 @@ library model or a statsforecast anchor, reported as an ``Outcome`` instead of r
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from predictive_scaler.forecasting import (
     make_model,
 )
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.traces import read_trace
+from predictive_scaler.traces import column_values, read_trace
 
 HORIZON = 5
 ANCHORS = ("AutoETS", "AutoARIMA")
@@ -46,11 +45,11 @@ class TraceSpec:
 
 
 TRACES = (
-    TraceSpec("NASA", "nasa_http_1995_per_minute.csv", "requests_per_minute", 1440, 1000),
-    TraceSpec("Alibaba", "alibaba_2018_cluster_usage_30s.csv", "cpu_util_percent", 2880, 1000),
-    TraceSpec("Azure", "azure_2019_vm_usage_5min.csv", "cpu_usage", 288, 1000),
+    TraceSpec("NASA", "nasa_http_1995_per_minute.csv.gz", "requests_per_minute", 1440, 1000),
+    TraceSpec("Alibaba", "alibaba_2018_cluster_usage_30s.csv.gz", "cpu_util_percent", 2880, 1000),
+    TraceSpec("Azure", "azure_2019_vm_usage_5min.csv.gz", "cpu_usage", 288, 1000),
     # 24 h per VM leaves no daily season, and the VMs' autocorrelation shows no hourly one.
-    TraceSpec("Google", "google_2011_vm_usage_5min.csv", "cpu_percent", None, 200, "vm"),
+    TraceSpec("Google", "google_2011_vm_usage_5min.csv.gz", "cpu_percent", None, 200, "vm"),
 )
 
 
@@ -113,13 +112,6 @@ def workload_from(name: str, path: Path, column: str, where: dict[str, str]) -> 
     observed = np.isfinite(raw) & ~outage_mask(raw, trace.step_seconds)
     raw[~observed] = np.nan
     return Workload(name, clean_series(raw), observed, trace.step_seconds)
-
-
-def column_values(path: Path, column: str) -> list[str]:
-    """Distinct values of ``column`` in file order."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = csv.DictReader(line for line in handle if not line.startswith("#"))
-        return list(dict.fromkeys(row[column] for row in rows))
 
 
 def load_workloads(spec: TraceSpec, traces_dir: Path, size: RunSize) -> list[Workload]:

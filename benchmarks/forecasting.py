@@ -50,6 +50,8 @@ from benchmarks.forecasting_speed import (
     speed_rows,
 )
 from benchmarks.report import (
+    REPO_ROOT,
+    REPO_TRACES,
     format_seconds,
     machine_description,
     package_versions,
@@ -62,8 +64,6 @@ SECTION = "forecasting"
 LIBRARIES = ("numpy", "statsmodels", "scikit-learn", "statsforecast")
 # "Matches" the better anchor: auto's MASE at most this much above it.
 MATCH_TOLERANCE = 0.01
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_TRACES = REPO_ROOT.parent / "shared" / "traces"
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,7 @@ def render_header(settings: Settings, elapsed: float, load_before: float) -> lis
         f"- Machine: {machine_description()}; BLAS/OpenMP limited to one thread, as the library "
         f"runs its models; load average {load_before:.2f} before the run, "
         f"{os.getloadavg()[0]:.2f} after",
-        f"- Reproduce: `{command}` (traces from `../shared/traces`)",
+        f"- Reproduce: `{command}` (traces from `traces/`)",
         f"- Libraries: {package_versions(LIBRARIES)}",
     ]
 
@@ -302,7 +302,7 @@ def parse_settings(argv: Sequence[str] | None) -> Settings:
     )
     parser.add_argument("--quick", action="store_true", help="few origins: a smoke run")
     parser.add_argument(
-        "--traces", type=Path, default=DEFAULT_TRACES, metavar="DIR", help="trace directory"
+        "--traces", type=Path, default=REPO_TRACES, metavar="DIR", help="trace directory"
     )
     parser.add_argument(
         "--output",

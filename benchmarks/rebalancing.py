@@ -17,7 +17,6 @@ load-balance degree.
 from __future__ import annotations
 
 import argparse
-import csv
 import heapq
 import time
 import tracemalloc
@@ -28,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.report import machine_description, progress, table, write_section
+from benchmarks.report import REPO_TRACES, machine_description, progress, table, write_section
 from predictive_scaler.rebalancing.nodes import NodeLoad, ScoringConfig, balance_degree, scores
 from predictive_scaler.rebalancing.planner import Limits, plan_moves
 from predictive_scaler.rebalancing.pods import NodeInfo, PodInfo
+from predictive_scaler.traces import trace_rows
 
-DEFAULT_TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 CONFIG = ScoringConfig(weights={"cpu": 1.0, "memory": 1.0})
 NODE_CLASSES = ((16.0, 64.0), (32.0, 128.0), (48.0, 192.0), (64.0, 256.0))  # cores, GiB
 VM_CORES, VM_GIB = 4.0, 16.0  # the size a trace VM's percentages are taken of
@@ -48,12 +47,8 @@ class Snapshot:
 
 def google_samples(traces: Path) -> np.ndarray:
     """(cpu %, mem %) of every VM at every 5-minute step."""
-    rows = []
-    with (traces / "google_2011_vm_usage_5min.csv").open() as handle:
-        reader = csv.DictReader(line for line in handle if not line.startswith("#"))
-        for row in reader:
-            rows.append((float(row["cpu_percent"]), float(row["mem_percent"])))
-    return np.asarray(rows)
+    rows = trace_rows(traces / "google_2011_vm_usage_5min.csv.gz")
+    return np.asarray([(float(row["cpu_percent"]), float(row["mem_percent"])) for row in rows])
 
 
 def snapshot(samples: np.ndarray, n_nodes: int, n_pods: int, seed: int = 11) -> Snapshot:
@@ -209,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=150_000)
     parser.add_argument("--quick", action="store_true", help="500 nodes, 15,000 pods")
-    parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
+    parser.add_argument("--traces", type=Path, default=REPO_TRACES)
     parser.add_argument("--output", type=Path, default=Path("BENCHMARKS.md"))
     args = parser.parse_args(argv)
     if not (args.traces / "README.md").is_file():

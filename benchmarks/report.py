@@ -16,6 +16,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 RUN_STARTED = time.perf_counter()
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# The public traces the benchmarks replay, kept compressed in the repository.
+REPO_TRACES = REPO_ROOT / "traces"
 INTRO = (
     "# Benchmarks\n\nFigures measured on real load traces. Each section is written by a "
     "script in `benchmarks/` between its markers; rerun the script to refresh it.\n\n"

@@ -23,16 +23,21 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.report import machine_description, package_versions, table, write_section
+from benchmarks.report import (
+    REPO_TRACES,
+    machine_description,
+    package_versions,
+    table,
+    write_section,
+)
 from predictive_scaler.simulation import BacktestSettings, Outcome, compare, run_backtest
 from predictive_scaler.simulation.backtest import forecast_table
-from predictive_scaler.traces import read_trace
+from predictive_scaler.traces import column_values, read_trace
 
 STARTUP_MINUTES = (1, 2, 5)
 # Targets from issue 3, at the baseline's U = 0.7.
 OVERLOAD_TARGET = 0.30
 COST_TARGET = 0.20
-DEFAULT_TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
 
 
 @dataclass(frozen=True)
@@ -60,31 +65,25 @@ def workloads(traces: Path, quick: bool) -> list[Workload]:
     chosen = [
         Workload(
             "NASA HTTP 1995",
-            "nasa_http_1995_per_minute.csv",
+            "nasa_http_1995_per_minute.csv.gz",
             "requests_per_minute",
             nasa_days * 1440,
         ),
         Workload(
             "Alibaba 2018 CPU",
-            "alibaba_2018_cluster_usage_30s.csv",
+            "alibaba_2018_cluster_usage_30s.csv.gz",
             "cpu_util_percent",
             alibaba_days * 2880,
         ),
-        Workload("Azure 2019 CPU", "azure_2019_vm_usage_5min.csv", "cpu_usage", azure_days * 288),
+        Workload(
+            "Azure 2019 CPU", "azure_2019_vm_usage_5min.csv.gz", "cpu_usage", azure_days * 288
+        ),
     ]
-    vms: list[str] = []
-    with open(traces / "google_2011_vm_usage_5min.csv", encoding="utf-8") as handle:
-        for line in handle:
-            vm = line.split(",", 1)[0]
-            if line.startswith(("#", "vm,")) or vm in vms:
-                continue
-            vms.append(vm)
-            if len(vms) == google_vms:
-                break
+    vms = column_values(traces / "google_2011_vm_usage_5min.csv.gz", "vm")[:google_vms]
     chosen += [
         Workload(
             "Google 2011 per-VM CPU",
-            "google_2011_vm_usage_5min.csv",
+            "google_2011_vm_usage_5min.csv.gz",
             "cpu_percent",
             288,
             (("vm", vm),),
@@ -187,7 +186,7 @@ def render(rows: list[tuple[str, float, int, Replayed]], seconds: float, quick: 
         "",
         f"Measured {when}{' (quick run)' if quick else ''} on {machine_description()}; "
         f"{package_versions(['numpy', 'statsmodels', 'scikit-learn'])}; {seconds / 60:.0f} min.",
-        "Reproduce: `.venv/bin/python -m benchmarks.scaling` (needs `../shared/traces`).",
+        "Reproduce: `.venv/bin/python -m benchmarks.scaling` (traces from `traces/`).",
         "",
         "Slices: NASA July 1-7 (1 min steps), Alibaba days 1-4 (30 s), Azure days 1-14 (5 min), "
         "Google's first 20 VMs in file order (24 h each, 5 min, figures summed over the VMs). "
@@ -209,7 +208,7 @@ def render(rows: list[tuple[str, float, int, Replayed]], seconds: float, quick: 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short slices, for a smoke run")
-    parser.add_argument("--traces", type=Path, default=DEFAULT_TRACES)
+    parser.add_argument("--traces", type=Path, default=REPO_TRACES)
     parser.add_argument("--output", type=Path, default=Path("BENCHMARKS.md"))
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)

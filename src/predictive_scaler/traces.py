@@ -1,21 +1,26 @@
-"""Read load traces from CSV: ``#`` comment lines, a header, ``t_seconds`` plus value columns."""
+"""Read load traces from CSV: ``#`` comment lines, a header, ``t_seconds`` plus value columns.
+
+A file whose name ends in ``.gz`` is read through gzip, so traces are kept compressed.
+"""
 
 from __future__ import annotations
 
 import csv
+import gzip
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
 
 TIME_COLUMN = "t_seconds"
-# A three-day slice of the NASA HTTP 1995 trace ships with the package so the
-# demo and tests work without ../shared (see the file's header for the source).
+# A three-day slice of the NASA HTTP 1995 trace ships with the package, so the
+# demo and `forecast` work from an installed package (see the file's header for the source).
 BUNDLED_TRACE = "nasa_http_1995_3days.csv"
 BUNDLED_COLUMN = "requests_per_minute"
 
@@ -40,14 +45,36 @@ def _number(cell: str) -> float:
         return math.nan
 
 
+def open_trace(path: str | Path) -> TextIO:
+    """The trace file as text, decompressed when its name ends in ``.gz``."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rt", newline="", encoding="utf-8")
+    return open(path, newline="", encoding="utf-8")
+
+
+def _data_lines(handle: TextIO) -> Iterator[str]:
+    return (line for line in handle if line.strip() and not line.startswith("#"))
+
+
+def trace_rows(path: str | Path) -> Iterator[dict[str, str]]:
+    """Every data row as ``{column: cell}``, comments skipped."""
+    with open_trace(path) as handle:
+        yield from csv.DictReader(_data_lines(handle))
+
+
+def column_values(path: str | Path, column: str) -> list[str]:
+    """Distinct values of ``column`` in file order (the VMs of a per-VM trace, say)."""
+    return list(dict.fromkeys(row[column] for row in trace_rows(path)))
+
+
 def read_trace(path: str | Path, column: str, where: Mapping[str, str] | None = None) -> Trace:
     """Read ``column`` of the rows matching ``where`` (e.g. ``{"vm": "vm_1"}``).
 
     Raises ValueError naming what is wrong: a missing column, no matching rows.
     """
     where = dict(where or {})
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = csv.reader(line for line in handle if line.strip() and not line.startswith("#"))
+    with open_trace(path) as handle:
+        rows = csv.reader(_data_lines(handle))
         header = next(rows, None)
         if header is None:
             raise ValueError(f"{path}: no header line")

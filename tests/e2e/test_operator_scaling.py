@@ -35,7 +35,7 @@ WARMUP = 40.0  # seconds of history before the operator may decide
 
 def nasa_morning(traces: Path) -> np.ndarray:
     """NASA HTTP, Monday 3 July 1995, 03:00-20:00 in 15-minute buckets, scaled to PEAK_CORES."""
-    trace = read_trace(traces / "nasa_http_1995_per_minute.csv", "requests_per_minute")
+    trace = read_trace(traces / "nasa_http_1995_per_minute.csv.gz", "requests_per_minute")
     day = np.asarray(trace.values)[2 * 1440 : 3 * 1440].reshape(-1, 15).sum(axis=1)
     window = day[12:80]
     return np.asarray(window / window.max() * PEAK_CORES, dtype=float)
@@ -48,9 +48,9 @@ def test_operator_scales_ahead_of_a_real_trace_and_back_within_its_behavior(
     apps_v1: client.AppsV1Api,
     custom_objects: client.CustomObjectsApi,
     namespace: str,
-    shared_traces: Path,
+    traces_dir: Path,
 ) -> None:
-    curve = nasa_morning(shared_traces)
+    curve = nasa_morning(traces_dir)
     duration = (curve.size - 1) * SECONDS_PER_STEP
     create_deployment(apps_v1, namespace, "web", 2, cpu_request=str(CAPACITY))
     body = scaler(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import datetime
 import itertools
 import re
@@ -18,6 +17,7 @@ from predictive_scaler.localcluster import NodeShape
 from predictive_scaler.localcluster.kube import running_pods
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.rebalancing.scale_in import DELETION_COST_ANNOTATION as DELETION_COST
+from predictive_scaler.traces import trace_rows
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,
@@ -34,9 +34,8 @@ Moved = tuple[datetime.datetime, str, str, str]
 def busy_google_vms(traces: Path, count: int) -> list[float]:
     """Mean CPU of the `count` busiest Google 2011 VMs, in cores of a 4-core VM."""
     by_vm: dict[str, list[float]] = {}
-    with (traces / "google_2011_vm_usage_5min.csv").open() as handle:
-        for row in csv.DictReader(line for line in handle if not line.startswith("#")):
-            by_vm.setdefault(row["vm"], []).append(float(row["cpu_percent"]))
+    for row in trace_rows(traces / "google_2011_vm_usage_5min.csv.gz"):
+        by_vm.setdefault(row["vm"], []).append(float(row["cpu_percent"]))
     means = sorted((float(np.mean(v)) for v in by_vm.values()), reverse=True)
     return [m / 100 * 4 for m in means[:count]]
 
@@ -71,7 +70,7 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
     policy_v1: client.PolicyV1Api,
     custom_objects: client.CustomObjectsApi,
     namespace: str,
-    shared_traces: Path,
+    traces_dir: Path,
     prometheus_query: PrometheusQuery,
 ) -> None:
     pool = f"pool-{uuid.uuid4().hex[:6]}"
@@ -109,7 +108,7 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
     # The opted-in workload carries the load of the eight busiest Google VMs,
     # spread over its pods; "other" and the DaemonSet "agent" share the hot nodes
     # but may never be moved.
-    load = sum(busy_google_vms(shared_traces, 8))
+    load = sum(busy_google_vms(traces_dir, 8))
     drivers = [
         LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: load),
         LoadDriver(core_v1, apps_v1, namespace, "other", lambda _: 2.0),

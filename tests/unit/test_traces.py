@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_trace
+from predictive_scaler.traces import (
+    BUNDLED_COLUMN,
+    bundled_trace_path,
+    column_values,
+    read_trace,
+    trace_rows,
+)
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -55,3 +62,14 @@ def test_bundled_slice_ships_with_the_package() -> None:
     assert np.isfinite(trace.values).all()
     header = bundled_trace_path().read_text(encoding="utf-8").splitlines()[:2]
     assert any("NASA" in line and line.startswith("#") for line in header)
+
+
+def test_a_gzip_compressed_trace_reads_as_its_plain_text(tmp_path: Path) -> None:
+    text = "# per-VM\nvm,t_seconds,cpu\na,0,1\nb,0,9\na,300,2\n"
+    plain = write(tmp_path, text)
+    packed = tmp_path / "trace.csv.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    for path in (plain, packed):
+        np.testing.assert_array_equal(read_trace(path, "cpu", where={"vm": "a"}).values, [1, 2])
+        assert [row["cpu"] for row in trace_rows(path)] == ["1", "9", "2"]
+        assert column_values(path, "vm") == ["a", "b"]

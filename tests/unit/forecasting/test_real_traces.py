@@ -1,4 +1,4 @@
-"""Every model on slices of the four public traces in ../shared/traces."""
+"""Every model on slices of the four public traces in the repository's traces/."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from predictive_scaler.traces import read_trace
 
 # (file, column, rows filter, season in steps, where the slice starts)
 TRACES = {
-    "nasa": ("nasa_http_1995_per_minute.csv", "requests_per_minute", None, 1440, 10_000),
-    "alibaba": ("alibaba_2018_cluster_usage_30s.csv", "cpu_util_percent", None, 2880, 5_000),
-    "azure": ("azure_2019_vm_usage_5min.csv", "cpu_usage", None, 288, 2_000),
-    "google": ("google_2011_vm_usage_5min.csv", "cpu_percent", {"vm": "vm_5905891756_3"}, 12, 0),
+    "nasa": ("nasa_http_1995_per_minute.csv.gz", "requests_per_minute", None, 1440, 10_000),
+    "alibaba": ("alibaba_2018_cluster_usage_30s.csv.gz", "cpu_util_percent", None, 2880, 5_000),
+    "azure": ("azure_2019_vm_usage_5min.csv.gz", "cpu_usage", None, 288, 2_000),
+    "google": ("google_2011_vm_usage_5min.csv.gz", "cpu_percent", {"vm": "vm_5905891756_3"}, 12, 0),
 }
 HISTORY = 400
 HORIZON = 5
@@ -32,8 +32,8 @@ def trace_slice(traces: Path, name: str) -> tuple[np.ndarray, np.ndarray, int]:
 
 @pytest.mark.parametrize("trace", TRACES)
 @pytest.mark.parametrize("name", MODEL_NAMES)
-def test_every_model_forecasts_every_trace(shared_traces: Path, trace: str, name: str) -> None:
-    history, future, season = trace_slice(shared_traces, trace)
+def test_every_model_forecasts_every_trace(traces_dir: Path, trace: str, name: str) -> None:
+    history, future, season = trace_slice(traces_dir, trace)
     model = make_model(name, season_length=season).fit(history)
     assert not model.is_degraded, model.fallback_reason_
     forecast = model.predict(HORIZON, level=0.8)
@@ -46,8 +46,8 @@ def test_every_model_forecasts_every_trace(shared_traces: Path, trace: str, name
 
 
 @pytest.mark.parametrize("trace", TRACES)
-def test_auto_never_ranks_below_the_naive_baseline(shared_traces: Path, trace: str) -> None:
-    history, _, season = trace_slice(shared_traces, trace)
+def test_auto_never_ranks_below_the_naive_baseline(traces_dir: Path, trace: str) -> None:
+    history, _, season = trace_slice(traces_dir, trace)
     model = Auto(season_length=season, candidates=["naive", "brown", "holt", "gm11", "grey_es"])
     model.fit(history)
     errors = model.backtest_errors_
@@ -64,9 +64,9 @@ def longest_zero_run(values: np.ndarray) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
-def test_the_nasa_outage_does_not_break_any_model(shared_traces: Path, name: str) -> None:
+def test_the_nasa_outage_does_not_break_any_model(traces_dir: Path, name: str) -> None:
     """The trace's multi-day outage is a long run of zero requests."""
-    values = read_trace(shared_traces / TRACES["nasa"][0], "requests_per_minute").values
+    values = read_trace(traces_dir / TRACES["nasa"][0], "requests_per_minute").values
     start, end = longest_zero_run(values)
     assert end - start > 1000, "the outage is where the trace README says"
     inside = values[start + 100 - HISTORY : start + 100]
@@ -79,7 +79,7 @@ def test_the_nasa_outage_does_not_break_any_model(shared_traces: Path, name: str
     assert inside_forecast.mean.max() < 1.0
 
 
-def test_stl_on_a_drifting_daily_shape_stays_near_its_plain_model(shared_traces: Path) -> None:
+def test_stl_on_a_drifting_daily_shape_stays_near_its_plain_model(traces_dir: Path) -> None:
     """Azure's daily shape drifts (weekdays, weekends) and a 1000-point window holds 3.5 days.
 
     STL then fits the last cycle exactly; restoring that cycle's season after
@@ -88,7 +88,7 @@ def test_stl_on_a_drifting_daily_shape_stays_near_its_plain_model(shared_traces:
     fitting took the drift for outliers) to 1.25x.
     """
     file, column, _, season, _ = TRACES["azure"]
-    y = clean_series(read_trace(shared_traces / file, column).values)
+    y = clean_series(read_trace(traces_dir / file, column).values)
     plain: list[float] = []
     seasonal: list[float] = []
     for origin in range(1000, 8000, 1000):
