@@ -6,6 +6,11 @@ needs one more step: `k8s.io/kubernetes` points its staging modules
 directives, which Go ignores in a dependency, so the builder must replace each
 of them with its published `v0.<minor>.<patch>` release. The list is read from
 the release's own go.mod, never typed by hand.
+
+A cold build takes minutes per component, so it says what it is doing all along
+(`progress.BuildProgress`): the component, the phase, packages compiled out of
+all of them, the time so far and the time left. Every command's output goes to
+one log per component; a failure shows its last lines and where the log is.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,10 +33,17 @@ from predictive_scaler.localcluster.components import (
     GoBuild,
     cache_root,
 )
+from predictive_scaler.localcluster.progress import (
+    BuildProgress,
+    BuildTimes,
+    ComponentProgress,
+    Expected,
+)
 
 log = logging.getLogger(__name__)
 
 PROMETHEUS_PACKAGE = "prometheus"
+FAILURE_TAIL_LINES = 30
 _STAGING_REPLACE = re.compile(r"^\s*(k8s\.io/[\w.-]+)\s*=>\s*\./staging/src/\1\s*$", re.MULTILINE)
 _GO_DIRECTIVE = re.compile(r"^go (\d+\.\d+)", re.MULTILINE)
 
@@ -58,6 +70,66 @@ def _run(
         tail = "\n".join((completed.stdout + completed.stderr).strip().splitlines()[-30:])
         raise BuildError(f"`{' '.join(command)}` failed with exit {completed.returncode}:\n{tail}")
     return completed.stdout
+
+
+@dataclass(frozen=True)
+class BuildLog:
+    """Every command of one component's build, and all it printed, in one file."""
+
+    path: Path
+
+    def _header(self, command: Sequence[str]) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(f"$ {' '.join(command)}\n")
+
+    def _failed(self, command: Sequence[str], code: int) -> BuildError:
+        lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        tail = "\n".join(lines[-FAILURE_TAIL_LINES:])
+        return BuildError(
+            f"`{' '.join(command)}` failed with exit {code}; its last lines:\n{tail}\n"
+            f"full log: {self.path}"
+        )
+
+    def capture(self, command: Sequence[str], *, cwd: Path, env: dict[str, str]) -> str:
+        """Run; return what it printed on stdout (logged too), its stderr into the log."""
+        self._header(command)
+        with self.path.open("a", encoding="utf-8") as handle:
+            completed = subprocess.run(
+                list(command), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=handle,
+                text=True, check=False,
+            )  # fmt: skip
+            handle.write(completed.stdout)
+        if completed.returncode != 0:
+            raise self._failed(command, completed.returncode)
+        return completed.stdout
+
+    def stream(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        on_line: Callable[[str], None],
+    ) -> None:
+        """Run; hand every line it prints to `on_line` as it comes, and log it."""
+        self._header(command)
+        with (
+            self.path.open("a", encoding="utf-8") as handle,
+            subprocess.Popen(
+                list(command),
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            ) as process,  # fmt: skip
+        ):
+            assert process.stdout is not None
+            for line in process.stdout:
+                handle.write(line)
+                on_line(line.rstrip("\n"))
+        if process.returncode != 0:
+            raise self._failed(command, process.returncode)
 
 
 def go_environment(root: Path) -> dict[str, str]:
@@ -114,18 +186,27 @@ def builder_go_mod(build: GoBuild, go_version: str, replacements: Sequence[str] 
     return "\n".join(lines) + "\n"
 
 
-def _download(module: str, version: str, env: dict[str, str], workdir: Path) -> tuple[str, Path]:
+def _download(
+    module: str, version: str, env: dict[str, str], workdir: Path, build_log: BuildLog
+) -> tuple[str, Path]:
     """The module's go.mod text and its extracted source folder in the module cache."""
     info = json.loads(
-        _run(["go", "mod", "download", "-json", f"{module}@{version}"], cwd=workdir, env=env)
+        build_log.capture(
+            ["go", "mod", "download", "-json", f"{module}@{version}"], cwd=workdir, env=env
+        )
     )
     return Path(info["GoMod"]).read_text(), Path(info["Dir"])
 
 
-def build_component(build: GoBuild, root: Path, env: dict[str, str]) -> None:
+def build_component(
+    build: GoBuild, root: Path, env: dict[str, str], shown: ComponentProgress
+) -> None:
     builder = root / "build" / build.key
     builder.mkdir(parents=True, exist_ok=True)
-    upstream_go_mod, source = _download(build.module, build.version, env, builder)
+    build_log = BuildLog(log_path(root, build))
+    build_log.path.write_text(f"# build of {build.key}\n", encoding="utf-8")
+    shown.phase(f"downloading {build.module} {build.version}")
+    upstream_go_mod, source = _download(build.module, build.version, env, builder, build_log)
     go_directive = _GO_DIRECTIVE.search(upstream_go_mod)
     go_version = go_directive.group(1) if go_directive else "1.22"
     require_go(go_version, local_go_version(env), build)
@@ -134,6 +215,11 @@ def build_component(build: GoBuild, root: Path, env: dict[str, str]) -> None:
     )
     (builder / "go.mod").write_text(builder_go_mod(build, go_version, replacements))
     (builder / "go.sum").unlink(missing_ok=True)
+    # Listing every package the binaries need downloads the modules they come
+    # from, and its count is what `go build -v` counts up to (one line per
+    # package it compiles).
+    shown.phase("downloading the modules it needs")
+    packages = build_log.capture(["go", "list", "-deps", *build.packages], cwd=builder, env=env)
     # Built into a temporary folder and renamed at the end, so an interrupted
     # build never leaves a half set of binaries that looks complete.
     target = root / "bin" / build.key
@@ -143,58 +229,89 @@ def build_component(build: GoBuild, root: Path, env: dict[str, str]) -> None:
     # A single package is built to its file name: Go would name etcd's module
     # root "server" (its path without the major-version suffix).
     output = partial / build.binaries_named()[0] if len(build.packages) == 1 else f"{partial}/"
-    command = ["go", "build", "-o", str(output)]
+    command = ["go", "build", "-v", "-o", str(output)]
     if build.ldflags:
         command.append("-ldflags=-s -w " + " ".join(build.ldflags))
     else:
         command.append("-ldflags=-s -w")
-    _run([*command, *build.packages], cwd=builder, env=env)
+    shown.phase("compiling packages", total=len(packages.split()))
+    build_log.stream(
+        [*command, *build.packages], cwd=builder, env=env, on_line=lambda _: shown.advance()
+    )
     for release_file in build.release_files:
         shutil.copyfile(source / release_file, partial / Path(release_file).name)
     shutil.rmtree(target, ignore_errors=True)
     partial.rename(target)
 
 
-def prometheus_binary() -> Path | None:
-    found = shutil.which("prometheus")
-    return Path(found) if found else None
+def log_path(root: Path, build: GoBuild) -> Path:
+    folder = root / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"build-{build.key}.log"
 
 
-def install_prometheus() -> Path:
-    """Debian's `prometheus` package, installed with apt when it is missing."""
-    existing = prometheus_binary()
-    if existing is not None:
-        return existing
+def install_debian_package(package: str, binary: str, progress: BuildProgress) -> Path:
+    """`binary` from PATH, or from Debian's `package`, installed with apt when it is missing."""
+    found = shutil.which(binary)
+    if found is not None:
+        return Path(found)
     if shutil.which("apt-get") is None:
-        raise BuildError("prometheus is not installed and apt-get is not available to install it")
+        raise BuildError(f"{binary} is not installed and apt-get is not available to install it")
+    progress.say(f"installing Debian's {package} package with apt-get")
     apt = ["apt-get"] if os.geteuid() == 0 else ["sudo", "-n", "apt-get"]
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     _run([*apt, "update", "-qq"], env=env)
-    _run([*apt, "install", "-y", "-qq", "--no-install-recommends", PROMETHEUS_PACKAGE], env=env)
-    installed = prometheus_binary()
+    _run([*apt, "install", "-y", "-qq", "--no-install-recommends", package], env=env)
+    installed = shutil.which(binary)
     if installed is None:
-        raise BuildError("apt-get installed prometheus but no `prometheus` is on PATH")
-    return installed
+        raise BuildError(f"apt-get installed {package} but no `{binary}` is on PATH")
+    return Path(installed)
+
+
+def install_prometheus(progress: BuildProgress) -> Path:
+    return install_debian_package(PROMETHEUS_PACKAGE, "prometheus", progress)
 
 
 def binaries(root: Path | None = None) -> Binaries:
     root = root or cache_root()
-    return Binaries.in_cache(root, prometheus_binary() or Path("/usr/bin/prometheus"))
+    prometheus = shutil.which("prometheus") or "/usr/bin/prometheus"
+    return Binaries.in_cache(root, Path(prometheus))
 
 
-def build_all(root: Path | None = None, *, force: bool = False) -> BuildReport:
+def expected_time(build: GoBuild, times: BuildTimes) -> Expected:
+    last = times.last(build.name)
+    if last is not None:
+        return Expected(last, "last build here")
+    return Expected(build.typical_seconds, "typical on 2 cores")
+
+
+def build_all(
+    root: Path | None = None, *, force: bool = False, progress: BuildProgress | None = None
+) -> BuildReport:
     root = root or cache_root()
+    progress = progress or BuildProgress()
     started = time.monotonic()
     env = go_environment(root)
+    times = BuildTimes(root / "build-times.json")
     built: list[str] = []
-    reused: list[str] = []
-    for build in GO_BUILDS:
-        target = root / "bin" / build.key
-        if not force and all((target / name).is_file() for name in build.installed_files()):
-            reused.append(build.key)
-            continue
-        log.info("building %s (this takes minutes on a cold cache)", build.key)
-        build_component(build, root, env)
+    missing = [
+        build
+        for build in GO_BUILDS
+        if force
+        or not all((root / "bin" / build.key / name).is_file() for name in build.installed_files())
+    ]
+    reused = [build.key for build in GO_BUILDS if build not in missing]
+    if missing:
+        progress.say(
+            f"building {len(missing)} of the local cluster's {len(GO_BUILDS)} components into "
+            f"{root}/bin (once; later runs reuse them); logs in {root}/logs"
+        )
+    for number, build in enumerate(missing, 1):
+        label = f"[{number}/{len(missing)}] {build.name} {build.version}"
+        component_started = time.monotonic()
+        with progress.component(label, expected_time(build, times)) as shown:
+            build_component(build, root, env, shown)
+        times.record(build.name, time.monotonic() - component_started)
         built.append(build.key)
-    install_prometheus()
+    install_prometheus(progress)
     return BuildReport(tuple(built), tuple(reused), time.monotonic() - started)
