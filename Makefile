@@ -7,18 +7,21 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 CODE := src tests benchmarks
 
-.PHONY: help demo test lint typecheck unit bench bench-forecasting bench-scaling bench-rebalancing clean \
-	cluster-build cluster-up cluster-down cluster-status
+.PHONY: help demo test lint typecheck unit image bench bench-forecasting bench-scaling bench-rebalancing \
+	clean cluster-build cluster-up cluster-down cluster-status
 
 help:
 	@echo "make demo   - the operator on the local cluster, replaying a day of the bundled NASA"
 	@echo "              trace, against a reactive HPA (builds the cluster's binaries once)"
-	@echo "make test   - lint, type-check, check layers, build the local cluster's binaries"
-	@echo "              when missing, and run every test (unit, integration, e2e)"
+	@echo "make test   - lint, type-check, check layers, build the local cluster's binaries and"
+	@echo "              the operator image when missing, and run every test (unit, integration, e2e)"
+	@echo "make image  - the operator image from the Dockerfile, with buildah on a Debian base made"
+	@echo "              by mmdebstrap: no container daemon, no registry (cached outside the repo)"
 	@echo "make cluster-up / cluster-status / cluster-down - the local control plane (hack/cluster)"
 	@echo "make bench  - forecasting and scaling benchmarks; write BENCHMARKS.md (traces in traces/)"
 
 $(STAMP): pyproject.toml
+	@echo "creating $(VENV): the project and its dependencies from PyPI (a few minutes the first time)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --editable '.[dev]'
@@ -43,6 +46,10 @@ unit: $(STAMP)
 cluster-build: $(STAMP)
 	$(BIN)/python -m predictive_scaler.localcluster build
 
+# The operator image, which an end-to-end test runs against the local cluster.
+image: $(STAMP)
+	$(BIN)/python -m predictive_scaler.localcluster image
+
 cluster-up: $(STAMP)
 	$(BIN)/python -m predictive_scaler.localcluster up
 
@@ -53,8 +60,9 @@ cluster-status: $(STAMP)
 	$(BIN)/python -m predictive_scaler.localcluster status
 
 # Integration and e2e tests reuse a cluster that `make cluster-up` started, or
-# start one for the session and stop it at the end.
-test: lint typecheck cluster-build
+# start one for the session and stop it at the end. The image is built before
+# pytest for the same reason as the cluster: so a cold build shows its progress.
+test: lint typecheck cluster-build image
 	$(BIN)/pytest
 
 bench: bench-forecasting bench-scaling bench-rebalancing bench-operator-load

@@ -15,7 +15,12 @@ settings.register_profile("project", derandomize=True, deadline=None, print_blob
 settings.load_profile("project")
 
 # Fixtures of the local control plane; a test that asks for none of them starts nothing.
-pytest_plugins = ["tests.fixtures.cluster", "tests.fixtures.operator"]
+pytest_plugins = [
+    "tests.fixtures.cluster",
+    "tests.fixtures.operator",
+    "tests.fixtures.chart",
+    "tests.fixtures.image",
+]
 
 # The real traces live in the repository (compressed), so a clone alone runs every test.
 TRACES = Path(__file__).resolve().parents[1] / "traces"

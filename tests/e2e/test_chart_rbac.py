@@ -7,13 +7,10 @@ eviction, and a verb the chart does not grant is refused.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from kubernetes import client
 
 import predictive_scaler.localcluster as local
@@ -21,6 +18,7 @@ from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.localcluster import NodeShape
 from predictive_scaler.localcluster.kube import running_pods
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from tests.fixtures.chart import service_account_kubeconfig
 from tests.fixtures.cluster import (
     KwokNodes,
     create_deployment,
@@ -28,49 +26,6 @@ from tests.fixtures.cluster import (
     wait_for,
 )
 from tests.fixtures.operator import StartOperator, kubectl, scaler
-
-CHART = Path(__file__).resolve().parents[2] / "charts" / "predictive-scaler"
-
-
-@pytest.fixture
-def installed(local_cluster: local.LocalCluster, crd: str, namespace: str) -> Iterator[str]:
-    """`helm install` of the chart into the test namespace; uninstalled afterwards."""
-    release = f"psc-{uuid.uuid4().hex[:6]}"
-    helm = [str(local_cluster.binaries.helm), f"--kubeconfig={local_cluster.kubeconfig}"]
-    done = subprocess.run(
-        [*helm, "install", release, str(CHART), "--namespace", namespace,
-         "--set", f"prometheus.url={local_cluster.prometheus_url}", "--wait", "--timeout", "60s"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    try:
-        yield release
-    finally:
-        subprocess.run([*helm, "uninstall", release, "--namespace", namespace], check=False)
-
-
-def service_account_kubeconfig(
-    cluster: local.LocalCluster, namespace: str, account: str, path: Path
-) -> Path:
-    token = kubectl(cluster, "create", "token", account, "-n", namespace, "--duration=1h").strip()
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": "local",
-                "cluster": {
-                    "server": cluster.ports.apiserver_url,
-                    "certificate-authority": str(cluster.layout.pki.ca_cert),
-                },
-            }
-        ],
-        "users": [{"name": "operator", "user": {"token": token}}],
-        "contexts": [{"name": "operator", "context": {"cluster": "local", "user": "operator"}}],
-        "current-context": "operator",
-    }
-    path.write_text(json.dumps(config))  # JSON is YAML
-    return path
 
 
 def test_the_charts_service_account_is_enough_for_a_scale_and_an_eviction_and_no_more(

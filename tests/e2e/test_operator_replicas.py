@@ -7,7 +7,6 @@ import time
 from typing import Any
 
 from kubernetes import client
-from prometheus_client.parser import text_string_to_metric_families
 
 from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.demo.process import OperatorProcess
@@ -15,22 +14,18 @@ from predictive_scaler.operator.leadership import LeaseTimings
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from tests.e2e.test_operator_faults import create, fast_scaler
 from tests.fixtures.cluster import create_deployment, wait_for
-from tests.fixtures.operator import StartOperator, hold_for, read_status, wait_condition
+from tests.fixtures.operator import (
+    StartOperator,
+    hold_for,
+    read_status,
+    samples,
+    wait_condition,
+)
 
 TIMINGS = LeaseTimings(duration=8, renew_deadline=5, retry_period=1)
 # From the Lease being free to the first evaluation: kopf starts its watches
 # and the object's daemon, which evaluates at once.
 KOPF_START_SECONDS = 5.0
-
-
-def samples(operator: OperatorProcess, name: str) -> dict[tuple[tuple[str, str], ...], float]:
-    """Every sample of one metric family, keyed by its sorted labels."""
-    found = {}
-    for family in text_string_to_metric_families(operator.metrics_text()):
-        for sample in family.samples:
-            if sample.name == name:
-                found[tuple(sorted(sample.labels.items()))] = sample.value
-    return found
 
 
 def leading(operator: OperatorProcess) -> bool:

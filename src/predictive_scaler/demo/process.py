@@ -41,10 +41,9 @@ class OperatorProcess:
     extra_env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
 
-    def environment(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(
-            KUBECONFIG=str(self.cluster.kubeconfig),
+    def settings(self) -> dict[str, str]:
+        """The operator's own configuration: what a user sets in its environment."""
+        env = dict(
             PROMETHEUS_URL=self.cluster.prometheus_url,
             PREDICTIVE_SCALER_NAMESPACES=self.namespace,
             PREDICTIVE_SCALER_BIND_ADDRESS="127.0.0.1",
@@ -56,11 +55,21 @@ class OperatorProcess:
         env.update(self.extra_env)
         return env
 
+    def environment(self) -> dict[str, str]:
+        """The launched process's environment: this one's, the cluster's kubeconfig, settings."""
+        env = dict(os.environ)
+        env["KUBECONFIG"] = str(self.cluster.kubeconfig)
+        env.update(self.settings())
+        return env
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "predictive_scaler", "run"]
+
     def start(self, *, timeout: float = 60.0) -> None:
         """Start and wait for its liveness endpoint; OperatorExitedError if it dies first."""
         with self.log.open("ab") as output:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "predictive_scaler", "run"],
+                self.command(),
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 env=self.environment(),
@@ -95,11 +104,16 @@ class OperatorProcess:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
 
+    def terminate(self) -> None:
+        """Ask it to stop: SIGTERM to its process group, as Kubernetes does to a container."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGTERM)
+
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after a grace period."""
         if self.running():
             assert self.process is not None
-            os.killpg(self.process.pid, signal.SIGTERM)
+            self.terminate()
             try:
                 self.process.wait(timeout=STOP_GRACE_SECONDS)
             except subprocess.TimeoutExpired:

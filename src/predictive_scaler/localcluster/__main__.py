@@ -1,4 +1,4 @@
-"""`python -m predictive_scaler.localcluster build|up|down|status` (what hack/cluster runs)."""
+"""`python -m predictive_scaler.localcluster build|up|down|status|image`: what hack/cluster runs."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from predictive_scaler.localcluster.build import BuildError, build_all
 from predictive_scaler.localcluster.cluster import down, status, up
 from predictive_scaler.localcluster.components import cache_root
+from predictive_scaler.localcluster.image import ImageStore, build_image
 from predictive_scaler.localcluster.kube import NodeShape
 from predictive_scaler.localcluster.processes import ComponentFailedError
 from predictive_scaler.localcluster.state import ClusterConfig, ClusterError, default_run_dir
@@ -43,6 +44,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands.add_parser("down", help="stop the processes `up` started, remove the run directory")
     commands.add_parser("status", help="what runs, where, and its health (exit 1 if unhealthy)")
+    image = commands.add_parser(
+        "image",
+        help="build the operator image from the Dockerfile with buildah (no daemon, no registry)",
+    )
+    image.add_argument(
+        "--refresh-base", action="store_true", help="remake the Debian base (new security fixes)"
+    )
     return parser
 
 
@@ -51,6 +59,18 @@ def _build(force: bool) -> int:
     print(f"built: {', '.join(report.built) or 'nothing'}")
     print(f"cached: {', '.join(report.reused) or 'nothing'}")
     print(f"took {report.seconds:.0f} s")
+    return 0
+
+
+def _image(refresh_base: bool) -> int:
+    repo = Path(__file__).resolve().parents[3]
+    if not (repo / "Dockerfile").is_file():
+        print(f"error: no Dockerfile at {repo}: `image` builds from a checkout", file=sys.stderr)
+        return 1
+    store = ImageStore.default()
+    built = build_image(repo, store, refresh_base=refresh_base)
+    print(f"image {built.reference} ({built.size}) in {built.seconds:.0f} s, on {built.base}")
+    print(f"  push with: {' '.join(store.buildah())} push {built.reference} docker://REGISTRY/NAME")
     return 0
 
 
@@ -112,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
             return _up(args, run_dir)
         if args.command == "down":
             return _down(run_dir)
+        if args.command == "image":
+            return _image(args.refresh_base)
         return _status(run_dir)
     except (BuildError, ClusterError, ComponentFailedError, TimeoutError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -1,0 +1,362 @@
+"""Build the operator image without a container daemon, and run the operator from it.
+
+`buildah` builds the repository's Dockerfile (`--storage-driver vfs`, `--isolation
+chroot`: no daemon, no overlay mounts, no user namespaces), on a base that
+`mmdebstrap` makes from Debian's packages, so no image registry is involved.
+Both tools come from Debian and are installed with apt when missing, as
+Prometheus is.
+
+Everything is cached under `<cache>/image`, outside the repository: the base is
+tagged with a hash of what makes it (suite, packages, mirrors, exclusions), and
+buildah's layer cache keys every later step by its instruction and the content
+it copies, so an unchanged tree rebuilds in seconds and a code change rebuilds
+only the last layers. Pip's downloads are kept there too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from predictive_scaler.localcluster.build import BuildError, BuildLog, install_debian_package
+from predictive_scaler.localcluster.components import cache_root
+from predictive_scaler.localcluster.progress import BuildProgress, BuildTimes, Expected
+
+DEBIAN_SUITE = "bookworm"
+BASE_PACKAGES = ("python3", "python3-venv", "ca-certificates")
+MIRROR_ENV = "PREDICTIVE_SCALER_DEBIAN_MIRROR"
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
+# Documentation, manuals and translations are a fifth of a minimal Debian; the
+# copyright files stay, as Debian's licences ask.
+DPKG_OPTIONS = (
+    "path-exclude=/usr/share/man/*",
+    "path-exclude=/usr/share/info/*",
+    "path-exclude=/usr/share/locale/*",
+    "path-exclude=/usr/share/doc/*",
+    "path-include=/usr/share/doc/*/copyright",
+)
+BASE_NAME = "localhost/predictive-scaler-base"
+# Where the image's own build trusts what this machine trusts (a TLS-inspecting
+# proxy's certificate, for instance): mounted into the build steps only, never
+# part of a layer.
+HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+# Cold on the project's two-core machine: the estimate before a first build here.
+TYPICAL_SECONDS = {"base": 60.0, "image": 240.0}
+# buildah's line as it starts a Dockerfile step: `[1/2] STEP 3/7: RUN ...`.
+STEP_LINE = re.compile(r"STEP \d+/\d+: ")
+INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\b")
+# The hash of everything that goes into the image, as a label on it: with vfs
+# even a fully cached `buildah build` copies every layer (minutes), so an image
+# whose inputs have not changed is not handed to buildah at all.
+INPUTS_LABEL = "io.predictive-scaler.inputs"
+# What the Dockerfile copies (and .dockerignore lets through).
+CONTEXT = ("Dockerfile", ".dockerignore", "pyproject.toml", "README.md", "src")
+
+
+@dataclass(frozen=True)
+class ImageStore:
+    """buildah's storage in the cache: images, layers and working containers."""
+
+    root: Path
+
+    @classmethod
+    def default(cls) -> ImageStore:
+        return cls(cache_root() / "image")
+
+    def buildah(self) -> list[str]:
+        return [
+            "buildah",
+            "--root", str(self.root / "storage"),
+            "--runroot", str(self.root / "run"),
+            "--storage-driver", "vfs",
+        ]  # fmt: skip
+
+    @property
+    def pip_cache(self) -> Path:
+        return self.root / "pip"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def expected(self, part: str) -> Expected:
+        last = BuildTimes(self.root / "build-times.json").last(part)
+        if last is not None:
+            return Expected(last, "last build here")
+        return Expected(TYPICAL_SECONDS[part], "typical on 2 cores")
+
+    def record(self, part: str, seconds: float) -> None:
+        BuildTimes(self.root / "build-times.json").record(part, seconds)
+
+    def has_image(self, reference: str) -> bool:
+        found = subprocess.run(
+            [*self.buildah(), "inspect", "--type", "image", reference],
+            capture_output=True,
+            check=False,
+        )
+        return found.returncode == 0
+
+    def size(self, reference: str) -> str:
+        """The image's size as buildah reports it (uncompressed, e.g. `512 MB`)."""
+        listed = subprocess.run(
+            [*self.buildah(), "images", "--json", reference],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        entries = json.loads(listed.stdout)
+        return str(entries[0]["size"]) if entries else "unknown"
+
+    def config(self, reference: str) -> dict[str, object]:
+        """The image's OCI config: Entrypoint, Cmd, User, Env."""
+        inspected = subprocess.run(
+            [*self.buildah(), "inspect", "--type", "image", reference],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        config: dict[str, object] = json.loads(inspected.stdout)["OCIv1"]["config"]
+        return config
+
+    def labels(self, reference: str) -> dict[str, str]:
+        found = self.config(reference).get("Labels")
+        return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+@dataclass(frozen=True)
+class BuiltImage:
+    reference: str
+    base: str
+    size: str
+    seconds: float
+
+
+def chart_image(repo: Path) -> str:
+    """`repository:appVersion`: the image the Helm chart installs by default."""
+    chart = repo / "charts" / "predictive-scaler"
+    values = yaml.safe_load((chart / "values.yaml").read_text())
+    meta = yaml.safe_load((chart / "Chart.yaml").read_text())
+    return f"{values['image']['repository']}:{meta['appVersion']}"
+
+
+def mirrors() -> list[str]:
+    """Debian's main archive and its security archive, so the base has today's fixes."""
+    main = os.environ.get(MIRROR_ENV, DEFAULT_MIRROR).rstrip("/")
+    security = main.removesuffix("/debian") + "/debian-security"
+    return [
+        f"deb {main} {DEBIAN_SUITE} main",
+        f"deb {main} {DEBIAN_SUITE}-updates main",
+        f"deb {security} {DEBIAN_SUITE}-security main",
+    ]
+
+
+def mmdebstrap_command(output: Path) -> list[str]:
+    return [
+        "mmdebstrap",
+        "--variant=minbase",
+        "--include=" + ",".join(BASE_PACKAGES),
+        *(f"--dpkgopt={option}" for option in DPKG_OPTIONS),
+        DEBIAN_SUITE,
+        str(output),
+        *mirrors(),
+    ]
+
+
+def base_reference() -> str:
+    """The base's tag: a hash of the command that makes it, so a change makes a new one."""
+    recipe = "\n".join(mmdebstrap_command(Path("base.tar")))
+    return f"{BASE_NAME}:{hashlib.sha256(recipe.encode()).hexdigest()[:16]}"
+
+
+def install_tools(progress: BuildProgress) -> None:
+    for package in ("buildah", "mmdebstrap"):
+        install_debian_package(package, package, progress)
+
+
+def ensure_base(store: ImageStore, progress: BuildProgress, *, refresh: bool = False) -> str:
+    """The Debian base in buildah's storage, made by mmdebstrap when it is not there yet."""
+    reference = base_reference()
+    if not refresh and store.has_image(reference):
+        return reference
+    store.logs.mkdir(parents=True, exist_ok=True)
+    build_log = BuildLog(store.logs / "base.log")
+    build_log.path.write_text(f"# {reference}\n", encoding="utf-8")
+    label = f"image base: Debian {DEBIAN_SUITE} with {', '.join(BASE_PACKAGES)}"
+    env = dict(os.environ)
+    started = time.monotonic()
+    with (
+        progress.component(label, store.expected("base")) as shown,
+        tempfile.TemporaryDirectory(dir=store.root) as scratch,
+    ):
+        tarball = Path(scratch) / "base.tar"
+        shown.phase("mmdebstrap: downloading and unpacking Debian's packages")
+        build_log.capture(mmdebstrap_command(tarball), cwd=Path(scratch), env=env)
+        shown.phase("importing into buildah's storage")
+        container = build_log.capture(
+            [*store.buildah(), "from", "scratch"], cwd=Path(scratch), env=env
+        ).strip()
+        try:
+            build_log.capture(
+                [*store.buildah(), "add", container, str(tarball), "/"], cwd=Path(scratch), env=env
+            )
+            build_log.capture(
+                [*store.buildah(), "commit", "--rm", container, reference],
+                cwd=Path(scratch),
+                env=env,
+            )
+        except BuildError:
+            subprocess.run([*store.buildah(), "rm", container], capture_output=True, check=False)
+            raise
+    store.record("base", time.monotonic() - started)
+    return reference
+
+
+def context_files(repo: Path) -> list[Path]:
+    found: list[Path] = []
+    for name in CONTEXT:
+        path = repo / name
+        candidates = sorted(path.rglob("*")) if path.is_dir() else [path]
+        found += [
+            file
+            for file in candidates
+            if file.is_file()
+            and "__pycache__" not in file.parts
+            and not any(part.endswith(".egg-info") for part in file.parts)
+        ]
+    return found
+
+
+def inputs_digest(repo: Path, base: str) -> str:
+    digest = hashlib.sha256(base.encode())
+    for file in context_files(repo):
+        digest.update(str(file.relative_to(repo)).encode() + b"\0")
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def dockerfile_steps(text: str) -> int:
+    """The STEP lines buildah prints for this Dockerfile: one per instruction from the first
+    FROM on (continuation and comment lines are none), and the label it adds at the end."""
+    steps = 0
+    continued = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        found = None if continued else INSTRUCTION.match(line)
+        continued = stripped.endswith("\\")
+        if found is None:
+            continue
+        if steps or found.group(1).upper() == "FROM":
+            steps += 1
+    return steps + 1
+
+
+def build_command(store: ImageStore, repo: Path, base: str, tag: str, inputs: str) -> list[str]:
+    volumes = [f"{store.pip_cache}:/root/.cache/pip"]
+    if HOST_CA_BUNDLE.is_file():
+        volumes.append(f"{HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro")
+    return [
+        *store.buildah(),
+        "build",
+        "--isolation", "chroot",
+        "--layers",
+        "--build-arg", f"BASE={base}",
+        "--label", f"{INPUTS_LABEL}={inputs}",
+        *(f"--volume={volume}" for volume in volumes),
+        "--file", str(repo / "Dockerfile"),
+        "--tag", tag,
+        str(repo),
+    ]  # fmt: skip
+
+
+def build_image(
+    repo: Path,
+    store: ImageStore | None = None,
+    progress: BuildProgress | None = None,
+    *,
+    refresh_base: bool = False,
+) -> BuiltImage:
+    """Build the repository's Dockerfile into the chart's image name; cached steps are reused."""
+    store = store or ImageStore.default()
+    progress = progress or BuildProgress()
+    started = time.monotonic()
+    if shutil.which("buildah") is None or shutil.which("mmdebstrap") is None:
+        install_tools(progress)
+    store.root.mkdir(parents=True, exist_ok=True)
+    store.pip_cache.mkdir(parents=True, exist_ok=True)
+    base = ensure_base(store, progress, refresh=refresh_base)
+    tag = chart_image(repo)
+    inputs = inputs_digest(repo, base)
+    if store.has_image(tag) and store.labels(tag).get(INPUTS_LABEL) == inputs:
+        progress.say(f"image {tag}: up to date (Dockerfile, pyproject.toml, src/ unchanged)")
+        return BuiltImage(tag, base, store.size(tag), time.monotonic() - started)
+    build_log = BuildLog(store.logs / "image.log")
+    build_log.path.write_text(f"# {tag} on {base}\n", encoding="utf-8")
+    steps = dockerfile_steps((repo / "Dockerfile").read_text())
+    image_started = time.monotonic()
+    with progress.component(f"image {tag}", store.expected("image")) as shown:
+        shown.phase("Dockerfile steps", total=steps)
+
+        def on_line(line: str) -> None:
+            if STEP_LINE.search(line):
+                shown.advance()
+
+        build_log.stream(
+            build_command(store, repo, base, tag, inputs),
+            cwd=repo,
+            env=dict(os.environ),
+            on_line=on_line,
+        )
+    store.record("image", time.monotonic() - image_started)
+    return BuiltImage(tag, base, store.size(tag), time.monotonic() - started)
+
+
+@dataclass(frozen=True)
+class Container:
+    """A working container of the image, to run the operator from (`buildah run`)."""
+
+    store: ImageStore
+    name: str
+
+    @classmethod
+    def create(cls, store: ImageStore, image: str, name: str) -> Container:
+        subprocess.run(
+            [*store.buildah(), "from", "--pull-never", "--name", name, image],
+            capture_output=True,
+            check=True,
+        )
+        return cls(store, name)
+
+    def run_command(
+        self,
+        command: Sequence[str],
+        *,
+        env: dict[str, str],
+        volumes: Sequence[tuple[Path, str]] = (),
+    ) -> list[str]:
+        """`buildah run` of `command` as the image's user, sharing this host's network."""
+        return [
+            *self.store.buildah(),
+            "run",
+            "--isolation", "chroot",
+            *(f"--env={key}={value}" for key, value in env.items()),
+            *(f"--volume={source}:{target}:ro" for source, target in volumes),
+            self.name,
+            "--",
+            *command,
+        ]  # fmt: skip
+
+    def remove(self) -> None:
+        subprocess.run([*self.store.buildah(), "rm", self.name], capture_output=True, check=False)
