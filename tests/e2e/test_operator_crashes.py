@@ -3,14 +3,21 @@
 Failpoints (`PREDICTIVE_SCALER_FAILPOINTS`) make the real process exit between
 a decision and its record, as a SIGKILL there would; each test restarts it
 until the work is done and checks what the cluster went through meanwhile.
+
+Nothing here waits on the machine being quick: what the cluster went through is
+watched by a thread of its own, whatever the test is doing (starting a life can
+take long on a busy machine, and the operator acts during its start), and "done"
+is counted in the operator's own rebalancing cycles, not in seconds.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kubernetes import client
@@ -29,9 +36,17 @@ from tests.fixtures.cluster import (
     pinned_deployment,
     wait_for,
 )
-from tests.fixtures.operator import StartOperator, replicas, scaler
+from tests.fixtures.operator import StartOperator, replicas, samples, scaler
 
 PERIOD = 15  # the scale-up policy: at most one pod per 15 s
+REBALANCE_INTERVAL = 3  # seconds
+# A life that runs this many rebalancing cycles without evicting has nothing left
+# to move: more than the seconds the usage of a moved pod takes to reach
+# Prometheus (scrape 2 s, rate window 8 s) at one cycle per interval.
+QUIET_CYCLES = 8
+# Failure deadlines, never waits: a life ends at its first eviction or after its
+# quiet cycles; a generous bound keeps a hang from running forever.
+LIFE_TIMEOUT = 180.0
 
 
 @dataclass
@@ -42,8 +57,10 @@ class Lives:
     env: dict[str, str]
     crashes: int = 0
     ended: list[int | None] = field(default_factory=list)
+    current: OperatorProcess | None = None
 
     def live(self, done: Callable[[], bool], *, count: int, life_timeout: float) -> None:
+        """Lives until one sees the work `done` (then it is stopped) or `count` have died."""
         for _ in range(count):
             if done():
                 return
@@ -52,23 +69,56 @@ class Lives:
             except OperatorExitedError:
                 self.crashes += 1  # died before its liveness endpoint answered
                 continue
+            self.current = operator
             wait_for(
                 lambda op=operator: not op.running() or done(),  # type: ignore[misc]
                 timeout=life_timeout,
                 what="the operator to crash at a failpoint or finish",
             )
-            self._ended(operator)
+            if operator.running():
+                operator.stop()
+                self.ended.append(None)
+                return
+            self._crashed(operator)
 
-    def _ended(self, operator: OperatorProcess) -> None:
-        if operator.running():
-            operator.stop()
-            self.ended.append(None)
-            return
+    def _crashed(self, operator: OperatorProcess) -> None:
         assert operator.process is not None
         code = operator.process.returncode
         assert code == failpoints.EXIT_CODE, f"died otherwise ({code}):\n{operator.log_tail()}"
         self.crashes += 1
         self.ended.append(code)
+
+
+@contextmanager
+def watched(read: Callable[[], int], every: float = 0.1) -> Iterator[list[tuple[float, int]]]:
+    """(time seen, value) at every change of `read()`, polled by a thread of its own.
+
+    A failed read ends the watch and is raised when the block ends.
+    """
+    seen: list[tuple[float, int]] = []
+    failed: list[Exception] = []
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.is_set():
+            try:
+                now = read()
+            except Exception as error:  # noqa: BLE001 - handed to the test below
+                failed.append(error)
+                return
+            if not seen or seen[-1][1] != now:
+                seen.append((time.monotonic(), now))
+            stop.wait(every)
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        yield seen
+    finally:
+        stop.set()
+        thread.join()
+    if failed:
+        raise failed[0]
 
 
 def test_crashes_around_the_scale_patch_lose_no_cool_down_and_never_oscillate(
@@ -90,13 +140,6 @@ def test_crashes_around_the_scale_patch_lose_no_cool_down_and_never_oscillate(
         }
     }
     create(custom_objects, namespace, body)
-    seen: list[tuple[float, int]] = []
-
-    def reached_max() -> bool:
-        now = replicas(apps_v1, namespace, "web")
-        if not seen or seen[-1][1] != now:
-            seen.append((time.monotonic(), now))
-        return now == 6
 
     # Every scale dies: before the patch half the time (the intent is
     # recorded, nothing patched), else right after it (patched, not recorded).
@@ -108,15 +151,20 @@ def test_crashes_around_the_scale_patch_lose_no_cool_down_and_never_oscillate(
         },
     )
     try:
-        lives.live(reached_max, count=16, life_timeout=PERIOD * 3 + 60)
+        with watched(lambda: replicas(apps_v1, namespace, "web")) as seen:
+
+            def reached_max() -> bool:
+                return bool(seen) and seen[-1][1] == 6
+
+            lives.live(reached_max, count=16, life_timeout=PERIOD * 3 + 60)
     finally:
         driver.stop()
 
-    assert reached_max(), f"stopped at {seen[-1][1]} after {lives.crashes} crashes"
+    assert seen[-1][1] == 6, f"stopped at {seen[-1][1]} after {lives.crashes} crashes"
     assert lives.crashes >= 4, "each of the four scale-ups should have crashed once at least"
     steps = [(b[0] - a[0], b[1] - a[1]) for a, b in itertools.pairwise(seen)]
     assert all(delta == 1 for _, delta in steps), f"not one pod at a time, or down: {seen}"
-    # Polling sees a change up to a poll late or early: one second of slack.
+    # The watcher sees a change up to a poll and a read late: one second of slack.
     assert all(gap >= PERIOD - 1 for gap, _ in steps[1:]), f"a cool-down was lost: {steps}"
 
 
@@ -172,21 +220,27 @@ def test_crashes_around_an_eviction_never_move_a_workload_or_node_twice(
         alive.update(now)
 
     track()
-    quiet_since = [time.monotonic()]
+    # Evictions seen when each life began: a life that evicts dies at the failpoint.
+    evicted_before: dict[int, int] = {}
 
     def settled() -> bool:
-        """Nothing left to move: no eviction for ten cycles of this life."""
-        before = len(evicted)
+        """Nothing left to move: the running life's quiet cycles came and went, no eviction."""
         track()
-        if len(evicted) != before:
-            quiet_since[0] = time.monotonic()
-        return time.monotonic() - quiet_since[0] > 30
+        operator = lives.current
+        if operator is None or not operator.running():
+            return False
+        before = evicted_before.setdefault(id(operator), len(evicted))
+        try:
+            cycles = samples(operator, "predictive_scaler_rebalance_duration_seconds_count")
+        except OSError:
+            return False  # its endpoint is going with it
+        return len(evicted) == before and cycles.get((), 0.0) >= QUIET_CYCLES
 
     lives = Lives(
         start_operator,
         {
             "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
-            "PREDICTIVE_SCALER_REBALANCE_INTERVAL": "3s",
+            "PREDICTIVE_SCALER_REBALANCE_INTERVAL": f"{REBALANCE_INTERVAL}s",
             "PREDICTIVE_SCALER_REBALANCE_COOLDOWN": "600s",
             "PREDICTIVE_SCALER_REBALANCE_BUDGET": "3",
             "PREDICTIVE_SCALER_REBALANCE_PER_NODE": "2",
@@ -199,7 +253,7 @@ def test_crashes_around_an_eviction_never_move_a_workload_or_node_twice(
         },
     )
     try:
-        lives.live(settled, count=8, life_timeout=60)
+        lives.live(settled, count=8, life_timeout=LIFE_TIMEOUT)
     finally:
         for driver in drivers:
             driver.stop()

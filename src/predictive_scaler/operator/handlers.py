@@ -139,6 +139,7 @@ async def _rebalance_forever(state: OperatorState) -> None:
             metrics.RECONCILE_ERRORS.labels("rebalance").inc()
             logging.getLogger(__name__).warning("rebalancing cycle failed: %r", error)
         elapsed = time.monotonic() - began
+        metrics.REBALANCE_SECONDS.observe(elapsed)
         await asyncio.sleep(max(0.0, state.settings.rebalance_interval - elapsed))
 
 

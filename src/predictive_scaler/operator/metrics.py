@@ -66,6 +66,11 @@ RECONCILE_ERRORS = Counter(
     "Turns of a loop (evaluate: one object; rebalance: one cycle) that raised; details in the log",
     ("loop",),
 )
+REBALANCE_SECONDS = Histogram(
+    "predictive_scaler_rebalance_duration_seconds",
+    "Time one rebalancing cycle took, failed cycles included (its count is the cycles run)",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
 QUERY_SECONDS = Histogram(
     "predictive_scaler_prometheus_query_duration_seconds",
     "Latency of Prometheus range queries",
