@@ -70,6 +70,7 @@ def _image(refresh_base: bool) -> int:
     store = ImageStore.default()
     built = build_image(repo, store, refresh_base=refresh_base)
     print(f"image {built.reference} ({built.size}) in {built.seconds:.0f} s, on {built.base}")
+    print(f"  buildah storage: {store.driver} in {store.root}")
     print(f"  push with: {' '.join(store.buildah())} push {built.reference} docker://REGISTRY/NAME")
     return 0
 

@@ -1,16 +1,18 @@
 """Build the operator image without a container daemon, and run the operator from it.
 
-`buildah` builds the repository's Dockerfile (`--storage-driver vfs`, `--isolation
-chroot`: no daemon, no overlay mounts, no user namespaces), on a base that
-`mmdebstrap` makes from Debian's packages, so no image registry is involved.
-Both tools come from Debian and are installed with apt when missing, as
-Prometheus is.
+`buildah` builds the repository's Dockerfile with `--isolation chroot` (no
+daemon, no user namespaces) on a base that `mmdebstrap` makes from Debian's
+packages, so no image registry is involved. Both tools come from Debian and are
+installed with apt when missing, as Prometheus is.
 
-Everything is cached under `<cache>/image`, outside the repository: the base is
-tagged with a hash of what makes it (suite, packages, mirrors, exclusions), and
-buildah's layer cache keys every later step by its instruction and the content
-it copies, so an unchanged tree rebuilds in seconds and a code change rebuilds
-only the last layers. Pip's downloads are kept there too.
+Storage is overlay where the kernel mounts it in the cache's filesystem (probed
+once), else vfs, which works anywhere but copies the whole tree at every step: a
+one-line code change rebuilt in 24 s on overlay and in 4 minutes on vfs here.
+
+Everything is cached under `<cache>/image/<driver>`, outside the repository: the
+base is tagged with a hash of what makes it (suite, packages, mirrors,
+exclusions); buildah's layer cache keys every later step by its instruction and
+the content it copies; and the image carries a hash of all it is built from.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from predictive_scaler.localcluster.progress import BuildProgress, BuildTimes, E
 DEBIAN_SUITE = "bookworm"
 BASE_PACKAGES = ("python3", "python3-venv", "ca-certificates")
 MIRROR_ENV = "PREDICTIVE_SCALER_DEBIAN_MIRROR"
+DRIVER_ENV = "PREDICTIVE_SCALER_IMAGE_DRIVER"
+DRIVERS = ("overlay", "vfs")
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 # Documentation, manuals and translations are a fifth of a minimal Debian; the
 # copyright files stay, as Debian's licences ask.
@@ -52,12 +56,17 @@ BASE_NAME = "localhost/predictive-scaler-base"
 # part of a layer.
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 # Cold on the project's two-core machine: the estimate before a first build here.
-TYPICAL_SECONDS = {"base": 60.0, "image": 240.0}
+TYPICAL_SECONDS = {
+    ("base", "overlay"): 60.0,
+    ("base", "vfs"): 60.0,
+    ("image", "overlay"): 120.0,
+    ("image", "vfs"): 230.0,
+}
 # buildah's line as it starts a Dockerfile step: `[1/2] STEP 3/7: RUN ...`.
 STEP_LINE = re.compile(r"STEP \d+/\d+: ")
 INSTRUCTION = re.compile(r"^\s*([A-Za-z]+)\b")
-# The hash of everything that goes into the image, as a label on it: with vfs
-# even a fully cached `buildah build` copies every layer (minutes), so an image
+# The hash of everything that goes into the image, as a label on it: even a fully
+# cached `buildah build` takes 17 s on overlay and minutes on vfs, so an image
 # whose inputs have not changed is not handed to buildah at all.
 INPUTS_LABEL = "io.predictive-scaler.inputs"
 # What the Dockerfile copies (and .dockerignore lets through).
@@ -69,22 +78,24 @@ class ImageStore:
     """buildah's storage in the cache: images, layers and working containers."""
 
     root: Path
+    driver: str = "vfs"
 
     @classmethod
     def default(cls) -> ImageStore:
-        return cls(cache_root() / "image")
+        """`<cache>/image/<driver>`: `$PREDICTIVE_SCALER_IMAGE_DRIVER`, else what was probed."""
+        base = cache_root() / "image"
+        driver = os.environ.get(DRIVER_ENV) or storage_driver(base)
+        if driver not in DRIVERS:
+            raise BuildError(f"{DRIVER_ENV}={driver!r}: use one of {', '.join(DRIVERS)}")
+        return cls(base / driver, driver)
 
     def buildah(self) -> list[str]:
         return [
             "buildah",
             "--root", str(self.root / "storage"),
             "--runroot", str(self.root / "run"),
-            "--storage-driver", "vfs",
+            "--storage-driver", self.driver,
         ]  # fmt: skip
-
-    @property
-    def pip_cache(self) -> Path:
-        return self.root / "pip"
 
     @property
     def logs(self) -> Path:
@@ -94,7 +105,7 @@ class ImageStore:
         last = BuildTimes(self.root / "build-times.json").last(part)
         if last is not None:
             return Expected(last, "last build here")
-        return Expected(TYPICAL_SECONDS[part], "typical on 2 cores")
+        return Expected(TYPICAL_SECONDS[part, self.driver], "typical on 2 cores")
 
     def record(self, part: str, seconds: float) -> None:
         BuildTimes(self.root / "build-times.json").record(part, seconds)
@@ -132,6 +143,43 @@ class ImageStore:
     def labels(self, reference: str) -> dict[str, str]:
         found = self.config(reference).get("Labels")
         return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def overlay_works(folder: Path) -> bool:
+    """Whether buildah can mount an overlay container in `folder`'s filesystem."""
+    probe = ImageStore(folder, "overlay")
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        made = subprocess.run(
+            [*probe.buildah(), "from", "scratch"], capture_output=True, text=True, check=False
+        )
+        if made.returncode != 0:
+            return False
+        container = made.stdout.strip()
+        mounted = subprocess.run(
+            [*probe.buildah(), "mount", container], capture_output=True, check=False
+        )
+        subprocess.run([*probe.buildah(), "rm", container], capture_output=True, check=False)
+        return mounted.returncode == 0
+    finally:
+        # A probe's storage holds nothing worth keeping.
+        subprocess.run(
+            ["umount", "--recursive", "--lazy", str(folder / "storage" / "overlay")],
+            capture_output=True,
+            check=False,
+        )
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def storage_driver(base: Path) -> str:
+    """overlay if it works here, else vfs; probed once and remembered in `base/driver`."""
+    remembered = base / "driver"
+    if remembered.is_file():
+        return remembered.read_text().strip()
+    driver = "overlay" if shutil.which("buildah") and overlay_works(base / "probe") else "vfs"
+    base.mkdir(parents=True, exist_ok=True)
+    remembered.write_text(driver + "\n")
+    return driver
 
 
 @dataclass(frozen=True)
@@ -264,9 +312,7 @@ def dockerfile_steps(text: str) -> int:
 
 
 def build_command(store: ImageStore, repo: Path, base: str, tag: str, inputs: str) -> list[str]:
-    volumes = [f"{store.pip_cache}:/root/.cache/pip"]
-    if HOST_CA_BUNDLE.is_file():
-        volumes.append(f"{HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro")
+    volumes = [f"{HOST_CA_BUNDLE}:{HOST_CA_BUNDLE}:ro"] if HOST_CA_BUNDLE.is_file() else []
     return [
         *store.buildah(),
         "build",
@@ -289,13 +335,12 @@ def build_image(
     refresh_base: bool = False,
 ) -> BuiltImage:
     """Build the repository's Dockerfile into the chart's image name; cached steps are reused."""
-    store = store or ImageStore.default()
     progress = progress or BuildProgress()
     started = time.monotonic()
     if shutil.which("buildah") is None or shutil.which("mmdebstrap") is None:
         install_tools(progress)
+    store = store or ImageStore.default()
     store.root.mkdir(parents=True, exist_ok=True)
-    store.pip_cache.mkdir(parents=True, exist_ok=True)
     base = ensure_base(store, progress, refresh=refresh_base)
     tag = chart_image(repo)
     inputs = inputs_digest(repo, base)

@@ -7,13 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from predictive_scaler.localcluster.build import BuildError
 from predictive_scaler.localcluster.image import (
+    DRIVER_ENV,
     MIRROR_ENV,
+    ImageStore,
     base_reference,
     chart_image,
     dockerfile_steps,
     inputs_digest,
     mmdebstrap_command,
+    storage_driver,
 )
 
 REPO = Path(__file__).resolve().parents[3]
@@ -36,7 +40,8 @@ ENTRYPOINT ["z"]
 
 
 def test_the_repositorys_dockerfile_has_the_steps_buildah_prints() -> None:
-    # Two stages: FROM, COPY, RUN; then FROM, RUN, three COPYs, RUN, USER, ENV, ENTRYPOINT, CMD.
+    # Two stages: FROM, COPY, RUN; then FROM, RUN, COPY, ENV, ENTRYPOINT, CMD, COPY, COPY, RUN,
+    # USER.
     assert dockerfile_steps((REPO / "Dockerfile").read_text()) == 3 + 10 + 1
 
 
@@ -71,3 +76,20 @@ def test_the_inputs_hash_follows_the_source_and_ignores_bytecode(tmp_path: Path)
     assert inputs_digest(copy, "base:2") != before
     module.write_text("A = 2\n")
     assert inputs_digest(copy, "base:1") != before
+
+
+def test_the_storage_driver_is_probed_once_and_can_be_forced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREDICTIVE_SCALER_CACHE", str(tmp_path))
+    (tmp_path / "image").mkdir()
+    (tmp_path / "image" / "driver").write_text("vfs\n")
+    monkeypatch.delenv(DRIVER_ENV, raising=False)
+    assert storage_driver(tmp_path / "image") == "vfs"
+    assert ImageStore.default() == ImageStore(tmp_path / "image" / "vfs", "vfs")
+    monkeypatch.setenv(DRIVER_ENV, "overlay")
+    assert ImageStore.default() == ImageStore(tmp_path / "image" / "overlay", "overlay")
+    assert "--storage-driver" in ImageStore.default().buildah()
+    monkeypatch.setenv(DRIVER_ENV, "zfs")
+    with pytest.raises(BuildError, match="PREDICTIVE_SCALER_IMAGE_DRIVER='zfs': use one of"):
+        ImageStore.default()
