@@ -88,7 +88,7 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
         # The program inside is the image's entrypoint in the image's tree (this host
         # has no /venv), run by the image's user, not root.
         assert "/venv/bin/predictive-scaler" in Path(f"/proc/{inside}/cmdline").read_text()
-        assert Path(f"/proc/{inside}/root/venv/bin/predictive-scaler").is_file()
+        assert (Path("/proc") / str(inside) / "root" / "venv/bin/predictive-scaler").is_file()
         assert not Path("/venv").exists()
         assert uid_of(inside) == IMAGE_USER
 

@@ -28,8 +28,11 @@ NOT_THE_PROJECT = {
     "dist",
     "predictive-scaler-demo",
 }
-# `../shared`, `"..", "shared"`, `.parent / "shared"`, `"shared" / "traces"`: the ways a
-# path to a sibling folder gets written.
+# The developers' folder, spelt in pieces so that this file, checked too, does not name it.
+SHARED = "shared"
+PARENT = ".."
+# The parent folder joined to it by a slash, by a comma in os.path.join, by pathlib's `/`
+# on either side: the ways a path to a sibling folder gets written.
 SIBLING_FOLDER = re.compile(
     r"\.\.[/\\]shared\b"
     r"|['\"]\.\.['\"]\s*,\s*['\"]shared['\"]"
@@ -49,11 +52,6 @@ def project_files() -> list[Path]:
     return found
 
 
-def checked_files() -> list[Path]:
-    """Every project file but this one, which has to spell the pattern out to test it."""
-    return [path for path in project_files() if path != Path(__file__).resolve()]
-
-
 def test_the_walk_sees_the_code_the_project_runs() -> None:
     names = {str(path.relative_to(REPO)) for path in project_files()}
     assert {"Makefile", ".ci/run", "hack/cluster", "tests/conftest.py", "Dockerfile"} <= names
@@ -64,10 +62,10 @@ def test_the_walk_sees_the_code_the_project_runs() -> None:
 @pytest.mark.parametrize(
     "line",
     [
-        "see ../shared/traces",
-        'Path(__file__).resolve().parents[1].parent / "shared" / "traces"',
-        "os.path.join(root, '..', 'shared')",
-        "cat ..\\shared\\design.md",
+        f"see {PARENT}/{SHARED}/traces",
+        f'Path(__file__).resolve().parents[1].parent / "{SHARED}" / "traces"',
+        f"os.path.join(root, '{PARENT}', '{SHARED}')",
+        f"cat {PARENT}\\{SHARED}\\design.md",
     ],
 )
 def test_the_pattern_catches_every_way_of_naming_the_sibling_folder(line: str) -> None:
@@ -76,7 +74,7 @@ def test_the_pattern_catches_every_way_of_naming_the_sibling_folder(line: str) -
 
 def test_no_file_names_a_folder_beside_the_clone() -> None:
     offending = []
-    for path in checked_files():
+    for path in project_files():
         text = path.read_text(encoding="utf-8", errors="replace")
         for number, line in enumerate(text.splitlines(), 1):
             if SIBLING_FOLDER.search(line):
