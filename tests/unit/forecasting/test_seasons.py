@@ -1,0 +1,90 @@
+"""Seasons found in a long history: present when they are there, absent when they are not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictive_scaler.forecasting.seasons import (
+    DAY,
+    WEEK,
+    TimedSeries,
+    find_seasons,
+    history_needed,
+    learn_profile,
+)
+
+STEP = 300.0
+TWO_WEEKS = int(2 * WEEK / STEP) + 1
+
+
+def timed(values: np.ndarray, start: float = 0.0) -> TimedSeries:
+    return TimedSeries(values, STEP, start + (values.size - 1) * STEP)
+
+
+def daily_load(seed: int, points: int = TWO_WEEKS, noise: float = 3.0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    t = np.arange(points) * STEP
+    return np.asarray(10 + 5 * np.sin(2 * np.pi * t / DAY) + rng.normal(0, noise, points))
+
+
+def found(history: TimedSeries) -> dict[float, bool]:
+    return {finding.period_seconds: finding.present for finding in find_seasons(history)}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_noise_and_random_walks_have_no_season(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    noise = rng.normal(10, 1, TWO_WEEKS)
+    walk = 100 + np.cumsum(rng.normal(0, 1, TWO_WEEKS))
+    assert found(timed(noise)) == {DAY: False, WEEK: False}
+    assert found(timed(walk)) == {DAY: False, WEEK: False}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_daily_season_is_found_through_spikes_outages_and_gaps(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    load = daily_load(seed)
+    spiky = load.copy()
+    spiky[rng.integers(0, load.size, 20)] *= 30
+    outage = load.copy()
+    outage[1000:1300] = 0.0  # 25 h down
+    gap = load.copy()
+    gap[2000:2600] = np.nan  # 50 h unscraped
+    for series in (load, spiky, outage, gap):
+        assert found(timed(series)) == {DAY: True, WEEK: False}
+
+
+def test_a_weekly_shape_is_found_beside_the_daily_one() -> None:
+    t = np.arange(TWO_WEEKS) * STEP
+    rng = np.random.default_rng(1)
+    daily = 5 * np.sin(2 * np.pi * t / DAY)
+    weekly = 4 * np.sin(2 * np.pi * t / WEEK)
+    load = 20 + daily + weekly + rng.normal(0, 1, t.size)
+    assert found(timed(load)) == {DAY: True, WEEK: True}
+
+
+def test_fewer_than_two_cycles_find_nothing_and_say_how_many_there_are() -> None:
+    load = daily_load(0, points=int(1.5 * DAY / STEP))
+    day, week = find_seasons(timed(load))
+    assert not day.present
+    assert not week.present
+    assert day.cycles == pytest.approx(1.5, abs=0.01)
+    assert history_needed(DAY) == 2 * DAY
+
+
+def test_the_profile_lines_up_with_the_clock_at_any_step() -> None:
+    start = 3 * DAY + 7 * STEP  # the window does not begin at phase zero
+    t = start + np.arange(TWO_WEEKS) * STEP
+    load = 10 + 5 * np.sin(2 * np.pi * t / DAY)
+    profile = learn_profile(TimedSeries(load, STEP, t[-1]), [DAY])
+    assert profile is not None
+    # Read back at one-minute times, a day later than anything it was learnt on.
+    minutes = t[-1] + 60.0 * np.arange(1, 600)
+    expected = 5 * np.sin(2 * np.pi * minutes / DAY)
+    np.testing.assert_allclose(profile.along(minutes), expected, atol=0.25)
+
+
+def test_a_profile_needs_usable_values() -> None:
+    assert learn_profile(timed(np.full(10, np.nan)), [DAY]) is None
+    assert learn_profile(timed(np.ones(10)), []) is None
