@@ -3,106 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from predictive_scaler.forecasting.backtest import backtest_errors, rolling_origins
-from predictive_scaler.forecasting.base import ForecastModel, random_walk_scale
-from predictive_scaler.forecasting.catalog import BASE_MODELS, make_base_model
+from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.calibration import conformal_offsets
+from predictive_scaler.forecasting.catalog import make_base_model
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.forecasting.metrics import (
-    DEFAULT_UNDER_WEIGHT,
-    naive_scale,
-    weighted_error,
-)
+from predictive_scaler.forecasting.metrics import DEFAULT_UNDER_WEIGHT
 from predictive_scaler.forecasting.models.baseline import Naive
-from predictive_scaler.forecasting.seasonal import SUFFIX
+from predictive_scaler.forecasting.selection import ModelSelection, RankedModel, select_model
 
-DEFAULT_CANDIDATES = tuple(BASE_MODELS)
-# Models that also compete on the STL-adjusted series when a season is known.
-SEASONAL_VARIANTS = ("brown", "holt", "arima")
+__all__ = ["Auto", "ModelSelection", "RankedModel", "select_model"]
+
 # A forecast more than this many times the history's peak is taken as a broken model.
 ABSURD_GROWTH = 10.0
-
-
-@dataclass(frozen=True)
-class RankedModel:
-    """A candidate's backtest score and errors (actual - forecast), one row per origin."""
-
-    name: str
-    score: float
-    errors: FloatArray
-    template: ForecastModel = field(repr=False, compare=False)
-
-
-@dataclass(frozen=True)
-class ModelSelection:
-    """What a backtest decided: candidates best first, and the ones that failed, with why.
-
-    Selection is the expensive part of ``auto``; callers keep this value and
-    pass it back as ``Auto(selection=...)`` to refit on new data without
-    re-running the backtest until they choose to refresh it.
-    """
-
-    ranking: tuple[RankedModel, ...]
-    failures: tuple[tuple[str, str], ...]
-    horizon: int
-    origins: int
-
-    @property
-    def scores(self) -> dict[str, float]:
-        failed = {name: float("inf") for name, _ in self.failures}
-        return {**{ranked.name: ranked.score for ranked in self.ranking}, **failed}
-
-
-def candidate_names(
-    candidates: Sequence[str] | None, season_length: int | None, n: int
-) -> list[str]:
-    names = list(candidates or DEFAULT_CANDIDATES)
-    # The STL wrapper needs two seasons before the earliest origin, or it
-    # would only repeat its plain model.
-    if candidates is None and season_length and n >= 2 * season_length:
-        names += [name + SUFFIX for name in SEASONAL_VARIANTS]
-    return names
-
-
-def select_model(
-    y: FloatArray,
-    *,
-    candidates: Sequence[str] | None = None,
-    horizon: int = 5,
-    n_origins: int = 16,
-    season_length: int | None = None,
-    under_weight: float = DEFAULT_UNDER_WEIGHT,
-) -> ModelSelection:
-    """Rank candidates by rolling-origin backtest over the recent half of the series.
-
-    A model that searches its structure (ARIMA's order) searches once, on
-    the history before the earliest origin, and keeps that structure at
-    every origin: no look-ahead, and a fraction of the cost.
-    """
-    min_train = max(10, y.size // 2)
-    origins = rolling_origins(y.size, horizon, n_origins, min_train)
-    if not origins:
-        return ModelSelection((), (("*", f"{y.size} points are too few to backtest"),), horizon, 0)
-    scale = naive_scale(y[: origins[0]])
-    ranking: list[RankedModel] = []
-    failures: list[tuple[str, str]] = []
-    for name in candidate_names(candidates, season_length, origins[0]):
-        try:
-            probe = make_base_model(name, season_length=season_length).fit(y[: origins[0]])
-            if probe.is_degraded:
-                raise ValueError(probe.fallback_reason_)
-            template = probe.clone_with_fitted_structure()
-            errors = backtest_errors(template, y, horizon, origins)
-        except ValueError as error:
-            failures.append((name, str(error)))
-            continue
-        score = weighted_error(errors, scale, under_weight)
-        ranking.append(RankedModel(name, score, errors, template))
-    ranking.sort(key=lambda ranked: ranked.score)
-    return ModelSelection(tuple(ranking), tuple(failures), horizon, len(origins))
 
 
 class Auto(ForecastModel):
@@ -111,9 +26,8 @@ class Auto(ForecastModel):
     Fitted attributes: ``selection_`` (the ranking), ``chosen_`` (the model
     in use), ``model_`` (it, fitted), ``backtest_errors_`` (score per
     candidate, inf for those that failed) and ``skipped_`` (ranked models
-    passed over at this fit, with why). Its interval is the union of the
-    chosen model's own interval and the empirical quantiles of that model's
-    backtest errors, so it is never narrower than what the backtest saw.
+    passed over at this fit, with why). Its interval is calibrated on the
+    chosen model's backtest errors (split conformal, :mod:`.calibration`).
     """
 
     name = "auto"
@@ -185,17 +99,14 @@ class Auto(ForecastModel):
         return self._predict_interval(h, 0.8)[0]
 
     def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+        # Calibrated on the chosen model's backtest errors (see calibration.py),
+        # not widened to the union with its own textbook band.
         own = self.model_.predict(h, level)
-        if self.chosen_errors_.size < 2:
+        try:
+            low, high = conformal_offsets(self.chosen_errors_, h, level)
+        except ValueError:
             return own.mean, own.lower, own.upper
-        # Errors grow roughly with the square root of the step: pool all steps
-        # on that scale for enough samples, then scale back per step.
-        pooled = (self.chosen_errors_ / random_walk_scale(self.chosen_errors_.shape[1])).ravel()
-        low_q, high_q = np.quantile(pooled, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
-        growth = random_walk_scale(h)
-        lower = np.minimum(own.lower, own.mean + low_q * growth)
-        upper = np.maximum(own.upper, own.mean + high_q * growth)
-        return own.mean, lower, upper
+        return own.mean, own.mean + low, own.mean + high
 
     def describe(self) -> str:
         """One line for logs and status: which model, and how the others scored."""

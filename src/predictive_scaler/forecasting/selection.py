@@ -1,0 +1,223 @@
+"""Model selection by rolling-origin backtest, guarded for load it has never seen."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from predictive_scaler.forecasting.backtest import backtest_errors, rolling_origins
+from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.catalog import BASE_MODELS, make_base_model
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.metrics import DEFAULT_UNDER_WEIGHT, naive_scale
+from predictive_scaler.forecasting.models.baseline import Naive
+from predictive_scaler.forecasting.models.combination import Combination
+from predictive_scaler.forecasting.seasonal import SUFFIX
+
+DEFAULT_CANDIDATES = tuple(BASE_MODELS)
+# Models that also compete on the STL-adjusted series when a season is known.
+SEASONAL_VARIANTS = ("brown", "holt", "arima")
+# A score weighs the mean error over the origins and the mean over the worst
+# quarter of them equally: a model that is good on average but sometimes far
+# off is what turns a forecast into an overload.
+TAIL_SHARE = 0.25
+TAIL_WEIGHT = 0.5
+# A candidate whose worst origin is this many times naive's worst is out.
+HEAVY_TAIL = 1.5
+# A backtest forecast further than this many ranges of its training window
+# above its peak (or below its trough) is a model leaving the history's range.
+RANGE_MARGIN = 1.0
+# Scores within this share of the best count as a tie, won by the simpler model.
+CLOSE = 0.02
+# A model must err less than naive at this share of the origins to rank before it.
+MIN_WINS = 0.5
+# auto also scores the mean of its best this many candidates.
+COMBINE_TOP = 3
+
+
+@dataclass(frozen=True)
+class RankedModel:
+    """A candidate's backtest score and errors (actual - forecast), one row per origin."""
+
+    name: str
+    score: float
+    errors: FloatArray
+    template: ForecastModel = field(repr=False, compare=False)
+    worst: float = 0.0  # the scaled error of its worst origin
+    # Share of origins where it erred less than naive: a model that beats the
+    # last value only on average (a few origins after spikes) is no better.
+    wins: float = 1.0
+
+
+@dataclass(frozen=True)
+class ModelSelection:
+    """What a backtest decided: candidates best first, and the ones that failed, with why.
+
+    Selection is the expensive part of ``auto``; callers keep this value and
+    pass it back as ``Auto(selection=...)`` to refit on new data without
+    re-running the backtest until they choose to refresh it.
+    """
+
+    ranking: tuple[RankedModel, ...]
+    failures: tuple[tuple[str, str], ...]
+    horizon: int
+    origins: int
+
+    @property
+    def scores(self) -> dict[str, float]:
+        failed = {name: float("inf") for name, _ in self.failures}
+        return {**{ranked.name: ranked.score for ranked in self.ranking}, **failed}
+
+
+def candidate_names(
+    candidates: Sequence[str] | None, season_length: int | None, n: int
+) -> list[str]:
+    names = list(candidates or DEFAULT_CANDIDATES)
+    # The STL wrapper needs two seasons before the earliest origin, or it
+    # would only repeat its plain model.
+    if candidates is None and season_length and n >= 2 * season_length:
+        names += [name + SUFFIX for name in SEASONAL_VARIANTS]
+    return names
+
+
+def origin_errors(errors: FloatArray, scale: float, under_weight: float) -> FloatArray:
+    """The weighted, scaled error of each origin (row) of a backtest."""
+    weights = np.where(errors > 0.0, under_weight, 1.0)
+    return np.asarray(np.mean(weights * np.abs(errors), axis=1) / scale, dtype=np.float64)
+
+
+def robust_score(per_origin: FloatArray) -> float:
+    """Mean error, and the mean of the worst quarter of origins, weighed equally."""
+    ordered = np.sort(per_origin)[::-1]
+    tail = ordered[: max(1, math.ceil(TAIL_SHARE * ordered.size))]
+    return float((1.0 - TAIL_WEIGHT) * ordered.mean() + TAIL_WEIGHT * tail.mean())
+
+
+def _left_range(y: FloatArray, errors: FloatArray, origins: list[int]) -> int:
+    """How many origins' forecasts left their training window's range by more than its span."""
+    breaches = 0
+    for row, origin in enumerate(origins):
+        window = y[:origin]
+        low, high = float(window.min()), float(window.max())
+        span = max(high - low, 1e-9 + 0.1 * abs(high))
+        forecast = y[origin : origin + errors.shape[1]] - errors[row]
+        if (
+            forecast.max() > high + RANGE_MARGIN * span
+            or forecast.min() < low - RANGE_MARGIN * span
+        ):
+            breaches += 1
+    return breaches
+
+
+def complexity(name: str) -> float:
+    """Simplicity for ties: the catalogue's order, STL after its model, combinations last."""
+    order = list(BASE_MODELS)
+    base = name.removesuffix(SUFFIX)
+    if base not in order:
+        return float(len(order) + 1)
+    return order.index(base) + (0.5 if name.endswith(SUFFIX) else 0.0)
+
+
+def _combined(ranking: list[RankedModel], scale: float, under_weight: float) -> RankedModel | None:
+    top = ranking[:COMBINE_TOP]
+    if len(top) < COMBINE_TOP:
+        return None
+    errors = np.mean([ranked.errors for ranked in top], axis=0)
+    per_origin = origin_errors(errors, scale, under_weight)
+    template = Combination([ranked.template for ranked in top])
+    wins = min(ranked.wins for ranked in top)
+    return RankedModel(
+        template.name, robust_score(per_origin), errors, template, float(per_origin.max()), wins
+    )
+
+
+def _simplest_first(ranking: list[RankedModel]) -> list[RankedModel]:
+    """Best score first, a simpler model within CLOSE of the best before it.
+
+    A model that does not beat naive at MIN_WINS of the origins goes after naive.
+    """
+    naive_score = next((r.score for r in ranking if r.name == Naive.name), None)
+
+    def key(ranked: RankedModel) -> tuple[float, float]:
+        if naive_score is not None and ranked.wins < MIN_WINS and ranked.name != Naive.name:
+            return (1.0, ranked.score)
+        return (0.0, ranked.score)
+
+    ranking = sorted(ranking, key=key)
+    if not ranking:
+        return ranking
+    ties = [
+        ranked
+        for ranked in ranking
+        if key(ranked)[0] == key(ranking[0])[0] and ranked.score <= ranking[0].score * (1.0 + CLOSE)
+    ]
+    simplest = min(ties, key=lambda ranked: complexity(ranked.name))
+    return [simplest, *(ranked for ranked in ranking if ranked is not simplest)]
+
+
+def select_model(
+    y: FloatArray,
+    *,
+    candidates: Sequence[str] | None = None,
+    horizon: int = 5,
+    n_origins: int = 16,
+    season_length: int | None = None,
+    under_weight: float = DEFAULT_UNDER_WEIGHT,
+) -> ModelSelection:
+    """Rank candidates by rolling-origin backtest over the recent half of the series.
+
+    A model that searches its structure (ARIMA's order) searches once, on
+    the history before the earliest origin, and keeps that structure at
+    every origin: no look-ahead, and a fraction of the cost.
+
+    The ranking is guarded for load it has never seen: a score weighs the
+    worst origins as well as the mean (:func:`robust_score`); a candidate
+    whose worst origin is HEAVY_TAIL times naive's worst, or whose forecasts
+    leave its training window's range, is out; the mean of the best
+    COMBINE_TOP competes too; and a tie goes to the simpler model.
+    """
+    min_train = max(10, y.size // 2)
+    origins = rolling_origins(y.size, horizon, n_origins, min_train)
+    if not origins:
+        return ModelSelection((), (("*", f"{y.size} points are too few to backtest"),), horizon, 0)
+    scale = naive_scale(y[: origins[0]])
+    naive_errors = backtest_errors(Naive(), y, horizon, origins)
+    naive_per_origin = origin_errors(naive_errors, scale, under_weight)
+    naive_worst = float(naive_per_origin.max())
+    ranking: list[RankedModel] = []
+    failures: list[tuple[str, str]] = []
+    for name in candidate_names(candidates, season_length, origins[0]):
+        try:
+            probe = make_base_model(name, season_length=season_length).fit(y[: origins[0]])
+            if probe.is_degraded:
+                raise ValueError(probe.fallback_reason_)
+            template = probe.clone_with_fitted_structure()
+            errors = (
+                naive_errors
+                if name == Naive.name
+                else backtest_errors(template, y, horizon, origins)
+            )
+        except ValueError as error:
+            failures.append((name, str(error)))
+            continue
+        per_origin = origin_errors(errors, scale, under_weight)
+        worst = float(per_origin.max())
+        breaches = _left_range(y, errors, origins)
+        if breaches:
+            failures.append((name, f"forecasts left the history's range at {breaches} origins"))
+            continue
+        if worst > HEAVY_TAIL * naive_worst and name != Naive.name:
+            failures.append(
+                (name, f"worst origin {worst:.3g}x the scale, naive's {naive_worst:.3g}x")
+            )
+            continue
+        wins = float(np.mean(per_origin < naive_per_origin))
+        ranking.append(RankedModel(name, robust_score(per_origin), errors, template, worst, wins))
+    ranking.sort(key=lambda ranked: ranked.score)
+    combined = _combined(ranking, scale, under_weight)
+    if combined is not None:
+        ranking.append(combined)
+    return ModelSelection(tuple(_simplest_first(ranking)), tuple(failures), horizon, len(origins))

@@ -1,0 +1,101 @@
+"""``auto`` on load it has never seen: heavy tails, leaving the range, ties, spikes, shifts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictive_scaler.forecasting import Auto, select_model
+from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.catalog import BASE_MODELS
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.metrics import naive_scale
+
+
+class Lurching(ForecastModel):
+    """Right on most origins, but now and then forecasts the window's trough: a heavy tail."""
+
+    name = "lurching"
+    uses_thread_pools = False
+
+    def _fit(self, y: FloatArray) -> FloatArray:
+        return np.diff(y)
+
+    def _predict_mean(self, h: int) -> FloatArray:
+        slope = self.y_[-1] - self.y_[-2]
+        if self.y_.size % 9 == 0:
+            return np.full(h, self.y_.min())
+        return np.asarray(self.y_[-1] + slope * np.arange(1, h + 1), dtype=np.float64)
+
+
+class Leaping(ForecastModel):
+    """Forecasts three times the window's range above its last value: off the chart."""
+
+    name = "leaping"
+    uses_thread_pools = False
+
+    def _fit(self, y: FloatArray) -> FloatArray:
+        return np.diff(y)
+
+    def _predict_mean(self, h: int) -> FloatArray:
+        return np.full(h, self.y_[-1] + 3.0 * (self.y_.max() - self.y_.min()))
+
+
+@pytest.fixture
+def misbehaving_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(BASE_MODELS, Lurching.name, Lurching)
+    monkeypatch.setitem(BASE_MODELS, Leaping.name, Leaping)
+
+
+def smooth_rise(n: int = 300) -> FloatArray:
+    t = np.arange(n, dtype=np.float64)
+    return np.asarray(100 + 40 * np.sin(t / 40.0), dtype=np.float64)
+
+
+@pytest.mark.usefixtures("misbehaving_models")
+def test_a_model_whose_worst_origin_is_far_worse_than_naives_is_out() -> None:
+    selection = select_model(smooth_rise(), candidates=["lurching", "naive"], n_origins=30)
+    failures = dict(selection.failures)
+    assert "worst origin" in failures["lurching"]
+    assert [ranked.name for ranked in selection.ranking] == ["naive"]
+
+
+@pytest.mark.usefixtures("misbehaving_models")
+def test_a_model_leaving_the_historys_range_is_out() -> None:
+    selection = select_model(smooth_rise(), candidates=["leaping", "naive", "brown"])
+    assert "left the history's range" in dict(selection.failures)["leaping"]
+
+
+def test_a_tie_goes_to_the_simpler_model() -> None:
+    # Without a season, seasonal naive is naive: equal scores, naive is simpler.
+    selection = select_model(smooth_rise(), candidates=["seasonal_naive", "naive"])
+    first, second = selection.ranking[:2]
+    assert first.score == pytest.approx(second.score)
+    assert first.name == "naive"
+
+
+def spiky_shifting_load(seed: int, n: int = 400) -> FloatArray:
+    """Noise around levels that shift now and then, with spikes of 5-20x."""
+    rng = np.random.default_rng(seed)
+    levels = np.repeat(rng.uniform(20, 200, n // 50 + 1), 50)[:n]
+    load = levels + rng.normal(0, 3, n)
+    spikes = rng.random(n) < 0.03
+    load[spikes] *= rng.uniform(5, 20, spikes.sum())
+    return np.asarray(np.clip(load, 0, None), dtype=np.float64)
+
+
+CANDIDATES = ["naive", "brown", "holt", "gm11", "grey_es", "arima"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_auto_is_never_much_worse_than_naive_on_spikes_and_level_shifts(seed: int) -> None:
+    load = spiky_shifting_load(seed)
+    auto_errors, naive_errors = [], []
+    for origin in range(300, 400, 10):
+        train, actual = load[:origin], load[origin : origin + 2]
+        scale = naive_scale(train)
+        forecast = Auto(candidates=CANDIDATES, horizon=2).fit(train).predict(2)
+        auto_errors.append(np.abs(actual - forecast.mean).mean() / scale)
+        naive_errors.append(np.abs(actual - train[-1]).mean() / scale)
+    assert np.mean(auto_errors) <= 1.25 * np.mean(naive_errors)
+    assert np.max(auto_errors) <= 1.5 * np.max(naive_errors)
