@@ -12,6 +12,8 @@ the steps on a square-root-of-the-step scale.
 from __future__ import annotations
 
 import math
+from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -58,3 +60,60 @@ def conformal_offsets(errors: FloatArray, h: int, level: float) -> tuple[FloatAr
     return np.minimum.accumulate(np.minimum(lower, 0.0)), np.maximum.accumulate(
         np.maximum(upper, 0.0)
     )
+
+
+# Live errors kept per forecaster: about a day of 5-minute evaluations, or
+# three hours of 1-minute ones; old enough errors describe another load.
+LIVE_ERRORS_KEPT = 300
+
+
+@dataclass(frozen=True)
+class _Made:
+    """A forecast made when the newest sample had index ``last`` (in steps of the clock)."""
+
+    last: int
+    mean: FloatArray
+
+
+class LiveErrors:
+    """Errors of the forecasts actually made, as their actuals arrive ("updated as errors come").
+
+    Each forecast is kept until every step of it has been observed, then
+    becomes one row of errors (actual - forecast). Steps are indexed on the
+    series' clock (``end_time / step``), so evaluations that skip or repeat a
+    step still line up.
+    """
+
+    def __init__(self, kept: int = LIVE_ERRORS_KEPT) -> None:
+        self._pending: deque[_Made] = deque(maxlen=kept)
+        self._rows: deque[FloatArray] = deque(maxlen=kept)
+
+    def observe(self, values: FloatArray, last: int) -> None:
+        """Score pending forecasts against ``values``, whose newest sample has index ``last``."""
+        still: deque[_Made] = deque(maxlen=self._pending.maxlen)
+        for made in self._pending:
+            first, steps = made.last + 1, made.mean.size
+            if first + steps - 1 > last:
+                still.append(made)
+                continue
+            offset = values.size - 1 - last  # index in values of clock step 0
+            start = first + offset
+            if start < 0:
+                continue  # its actuals fell out of the window
+            actual = values[start : start + steps]
+            self._rows.append(np.asarray(actual - made.mean, dtype=np.float64))
+        self._pending = still
+
+    def record(self, mean: FloatArray, last: int) -> None:
+        self._pending.append(_Made(last, np.array(mean, dtype=np.float64)))
+
+    def table(self, steps: int) -> FloatArray:
+        """Rows of errors for ``steps`` steps (NaN where a row is shorter)."""
+        table = np.full((len(self._rows), steps), np.nan)
+        for row, errors in enumerate(self._rows):
+            width = min(steps, errors.size)
+            table[row, :width] = errors[:width]
+        return table
+
+    def __len__(self) -> int:
+        return len(self._rows)

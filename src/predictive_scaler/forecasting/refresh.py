@@ -3,16 +3,67 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 from numpy.typing import ArrayLike
 
 from predictive_scaler.forecasting.auto import Auto, ModelSelection, select_model
 from predictive_scaler.forecasting.base import ForecastModel
-from predictive_scaler.forecasting.forecast import Forecast
+from predictive_scaler.forecasting.calibration import MIN_ERRORS, LiveErrors, conformal_offsets
+from predictive_scaler.forecasting.forecast import FloatArray, Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
 from predictive_scaler.forecasting.registry import make_model
+from predictive_scaler.forecasting.seasons import (
+    CANDIDATE_PERIODS,
+    SeasonalProfile,
+    TimedSeries,
+    find_seasons,
+    history_needed,
+    learn_profile,
+)
 
 DEFAULT_REFRESH_SECONDS = 3600.0
+
+
+@dataclass(frozen=True)
+class SeasonKnowledge:
+    """What the forecaster knows of the seasons, for status and the cold-start condition.
+
+    ``seasons`` are the periods in use (found, or configured and learnable);
+    ``waiting_for`` is the shortest period still lacking history (configured,
+    or a candidate not yet testable), with ``history_seconds`` of the
+    ``needed_seconds`` it takes; None when nothing is missing.
+    """
+
+    seasons: tuple[float, ...]
+    history_seconds: float
+    waiting_for: float | None
+    needed_seconds: float
+    in_use: bool  # the seasonal profile won the backtest against the plain models
+
+
+def season_knowledge(
+    long: TimedSeries, configured: float | None
+) -> tuple[SeasonKnowledge, SeasonalProfile | None]:
+    """The seasons of ``long`` (or the configured one) and, when learnable, their profile."""
+    have = long.observed_seconds
+    wanted = (configured,) if configured is not None else CANDIDATE_PERIODS
+    found: tuple[float, ...]
+    if configured is not None:
+        found = (configured,) if have >= history_needed(configured) else ()
+    else:
+        found = tuple(f.period_seconds for f in find_seasons(long, wanted) if f.present)
+    lacking = [period for period in sorted(wanted) if have < history_needed(period)]
+    # Only the shortest missing season blocks a cold start; a missing week
+    # once the day is known is reported as waiting too, but the forecast
+    # already uses the day.
+    waiting = lacking[0] if lacking else None
+    profile = learn_profile(long, found) if found else None
+    knowledge = SeasonKnowledge(
+        found, have, waiting, history_needed(waiting) if waiting else 0.0, False
+    )
+    return knowledge, profile
 
 
 class ScheduledSelection:
@@ -45,6 +96,13 @@ class ScheduledSelection:
         self.fitted: ForecastModel | None = None
         self.fitted_at: float | None = None
         self.chosen: str | None = None
+        self.seasonality_seconds: float | None = None
+        self.seasons: SeasonKnowledge | None = None
+        # The long history's seasonal profile when it won the backtest; the
+        # fitted model then sees the recent window minus it (plus ``shift``).
+        self.profile: SeasonalProfile | None = None
+        self.shift = 0.0
+        self.live_errors = LiveErrors()
 
     def _needs_refresh(self, horizon: int, now: float) -> bool:
         return (
@@ -80,3 +138,104 @@ class ScheduledSelection:
             self.fitted.update(series)
         self.chosen = self.fitted.chosen_ if isinstance(self.fitted, Auto) else self.model
         return self.fitted.predict(horizon, level)
+
+    def forecast_series(
+        self,
+        recent: TimedSeries,
+        horizon: int,
+        level: float,
+        now: float,
+        *,
+        long: TimedSeries | None = None,
+    ) -> Forecast:
+        """Forecast after ``recent``, with the seasons of ``long`` and live-calibrated bounds.
+
+        On refresh, seasons are found in ``long`` (or ``seasonality_seconds``
+        is used) and their profile, read along the recent window's clock,
+        competes against the plain selection: the models fit the window
+        minus the profile, and the profile is added back to their forecast.
+        Whichever backtests better is kept until the next refresh. The band
+        comes from the errors of the forecasts this object really made, once
+        there are enough of them (:class:`LiveErrors`), else from the backtest.
+        """
+        series = clean_series(recent.values)
+        last = round(recent.end_time / recent.step_seconds)
+        self.live_errors.observe(series, last)
+        offsets = np.arange(-series.size + 1, horizon + 1, dtype=np.float64)
+        step_times = np.asarray(recent.end_time + recent.step_seconds * offsets, dtype=np.float64)
+        if self._needs_refresh(horizon, now):
+            self._refresh_with_seasons(series, step_times, horizon, now, long)
+        else:
+            assert self.fitted is not None  # checked by _needs_refresh
+            self.fitted.update(self._adjusted(series, step_times))
+        assert self.fitted is not None
+        self.chosen = self.fitted.chosen_ if isinstance(self.fitted, Auto) else self.model
+        inner = self.fitted.predict(horizon, level)
+        back = self._seasonal_part(step_times[series.size :])
+        mean = inner.mean + back
+        lower, upper = inner.lower + back, inner.upper + back
+        if len(self.live_errors) >= MIN_ERRORS:
+            low, high = conformal_offsets(self.live_errors.table(horizon), horizon, level)
+            lower, upper = mean + low, mean + high
+        self.live_errors.record(np.clip(mean, 0.0, None), last)
+        name = inner.model + ("+season" if self.profile is not None else "")
+        return Forecast(
+            name,
+            np.clip(mean, 0.0, None),
+            np.clip(np.minimum(lower, mean), 0.0, None),
+            np.clip(np.maximum(upper, mean), 0.0, None),
+            level,
+            inner.notes,
+        )
+
+    def _seasonal_part(self, times: FloatArray) -> FloatArray | float:
+        return 0.0 if self.profile is None else self.profile.along(times) - self.shift
+
+    def _adjusted(self, series: FloatArray, step_times: FloatArray) -> FloatArray:
+        if self.profile is None:
+            return series
+        adjusted = series - self.profile.along(step_times[: series.size]) + self.shift
+        return np.asarray(np.clip(adjusted, 0.0, None), dtype=np.float64)
+
+    def _build(self, series: FloatArray, horizon: int) -> tuple[ForecastModel, float]:
+        """A model fitted on ``series`` and its backtest error (inf when not selected)."""
+        if self.model != "auto":
+            model = make_model(self.model, season_length=self.season_length)
+            return model.fit(series), float("inf")
+        selection = select_model(
+            series, candidates=self.candidates, horizon=horizon, season_length=self.season_length
+        )
+        fitted = Auto(selection=selection, season_length=self.season_length).fit(series)
+        return fitted, selection.best_error
+
+    def _refresh_with_seasons(
+        self,
+        series: FloatArray,
+        step_times: FloatArray,
+        horizon: int,
+        now: float,
+        long: TimedSeries | None,
+    ) -> None:
+        self.profile, self.shift = None, 0.0
+        plain, plain_error = self._build(series, horizon)
+        self.fitted, self.fitted_at = plain, now
+        if long is None:
+            self.seasons = None
+            return
+        knowledge, profile = season_knowledge(long, self.seasonality_seconds)
+        self.seasons = knowledge
+        if profile is None:
+            return
+        base = profile.along(step_times[: series.size])
+        shift = max(0.0, float((base - series).max()))
+        seasonal, seasonal_error = self._build(series - base + shift, horizon)
+        # A fixed model (not auto) has no backtest to compare: a season found is used.
+        if seasonal_error <= plain_error or self.model != "auto":
+            self.fitted, self.profile, self.shift = seasonal, profile, shift
+            self.seasons = SeasonKnowledge(
+                knowledge.seasons,
+                knowledge.history_seconds,
+                knowledge.waiting_for,
+                knowledge.needed_seconds,
+                True,
+            )

@@ -65,6 +65,14 @@ class ModelSelection:
     failures: tuple[tuple[str, str], ...]
     horizon: int
     origins: int
+    # Scores are errors divided by this (naive's in-sample error): scores of
+    # two selections on different transforms of one series compare as score * scale.
+    scale: float = 1.0
+
+    @property
+    def best_error(self) -> float:
+        """The best candidate's score in the series' own units; inf when none ranked."""
+        return self.ranking[0].score * self.scale if self.ranking else float("inf")
 
     @property
     def scores(self) -> dict[str, float]:
@@ -220,4 +228,6 @@ def select_model(
     combined = _combined(ranking, scale, under_weight)
     if combined is not None:
         ranking.append(combined)
-    return ModelSelection(tuple(_simplest_first(ranking)), tuple(failures), horizon, len(origins))
+    return ModelSelection(
+        tuple(_simplest_first(ranking)), tuple(failures), horizon, len(origins), scale
+    )

@@ -1,0 +1,99 @@
+"""The forecaster with a long history: seasons used when found, said when missing, live bands."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from predictive_scaler.forecasting import ScheduledSelection
+from predictive_scaler.forecasting.calibration import LiveErrors
+from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries
+
+MINUTE, LONG_STEP = 60.0, 300.0
+RECENT = 360  # six hours of minutes
+
+
+def daily_load(times: np.ndarray, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.asarray(
+        100 + 60 * np.sin(2 * np.pi * times / DAY) + rng.normal(0, 4, times.size), dtype=float
+    )
+
+
+def histories(end: float, long_seconds: float) -> tuple[TimedSeries, TimedSeries]:
+    recent_times = end - MINUTE * np.arange(RECENT - 1, -1, -1)
+    long_times = end - LONG_STEP * np.arange(int(long_seconds / LONG_STEP), -1, -1)
+    return (
+        TimedSeries(daily_load(recent_times, 1), MINUTE, end),
+        TimedSeries(daily_load(long_times, 2), LONG_STEP, end),
+    )
+
+
+def test_a_daily_season_in_the_long_history_is_found_and_used() -> None:
+    # Two hours before the daily peak: a trend model runs on past the turn.
+    end = 14 * DAY + 0.25 * DAY - 2 * 3600
+    recent, long = histories(end, 14 * DAY)
+    horizon = 240
+    future = 100 + 60 * np.sin(2 * np.pi * (end + MINUTE * np.arange(1, horizon + 1)) / DAY)
+    seasonal = ScheduledSelection("holt").forecast_series(recent, horizon, 0.9, end, long=long)
+    plain = ScheduledSelection("holt").forecast(recent.values, horizon, 0.9, end)
+    assert seasonal.model == "holt+season"
+    seasonal_error = np.abs(seasonal.mean - future).mean()
+    assert seasonal_error < 0.5 * np.abs(plain.mean - future).mean()
+
+
+def test_auto_reports_the_seasons_it_found() -> None:
+    end = 14 * DAY + 0.25 * DAY
+    recent, long = histories(end, 14 * DAY)
+    forecaster = ScheduledSelection("auto", candidates=["naive", "holt"])
+    forecaster.forecast_series(recent, 5, 0.9, end, long=long)
+    assert forecaster.seasons is not None
+    assert forecaster.seasons.seasons == (DAY,)
+    assert forecaster.seasons.waiting_for is None
+
+
+def test_a_short_long_history_says_how_much_it_has_and_needs() -> None:
+    end = 10 * DAY
+    recent, long = histories(end, 5 * 3600)
+    forecaster = ScheduledSelection("holt")
+    forecast = forecaster.forecast_series(recent, 5, 0.9, end, long=long)
+    assert forecaster.seasons is not None
+    assert forecaster.seasons.seasons == ()
+    assert forecaster.seasons.waiting_for == DAY
+    assert forecaster.seasons.history_seconds == pytest.approx(5 * 3600 + LONG_STEP)
+    assert forecaster.seasons.needed_seconds == 2 * DAY
+    assert forecast.model == "holt"  # it forecasts with what it has
+
+
+def test_a_configured_season_is_used_without_being_searched() -> None:
+    end = 3 * DAY
+    recent, long = histories(end, 2.5 * DAY)
+    forecaster = ScheduledSelection("holt")
+    forecaster.seasonality_seconds = DAY
+    forecaster.forecast_series(recent, 5, 0.9, end, long=long)
+    assert forecaster.seasons is not None
+    assert forecaster.seasons.seasons == (DAY,)
+    assert forecaster.seasons.waiting_for == WEEK or forecaster.seasons.waiting_for is None
+
+
+def test_live_errors_line_up_forecasts_with_their_actuals_on_the_clock() -> None:
+    live = LiveErrors()
+    live.record(np.array([1.0, 2.0]), last=10)
+    live.observe(np.array([5.0, 7.0, 2.0]), last=11)  # step 12 not seen yet
+    assert len(live) == 0
+    live.observe(np.array([5.0, 7.0, 2.0, 2.0]), last=12)
+    np.testing.assert_allclose(live.table(2), [[1.0, 0.0]])
+
+
+def test_the_band_comes_from_live_errors_and_covers_about_its_level() -> None:
+    rng = np.random.default_rng(5)
+    load = 200 + np.cumsum(rng.normal(0, 2, 2000))
+    forecaster = ScheduledSelection("brown", refresh_seconds=1e9)
+    hits = []
+    for t in range(RECENT, 1900):
+        recent = TimedSeries(load[t - RECENT : t], MINUTE, (t - 1) * MINUTE)
+        forecast = forecaster.forecast_series(recent, 1, 0.8, t * MINUTE)
+        if t >= RECENT + 300:
+            hits.append(forecast.lower[0] <= load[t] <= forecast.upper[0])
+    assert len(forecaster.live_errors) > 100
+    assert 0.74 <= np.mean(hits) <= 0.86
