@@ -13,6 +13,7 @@ from kubernetes.client.exceptions import ApiException
 import predictive_scaler.localcluster as local
 from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.demo.process import OperatorProcess
+from predictive_scaler.localcluster.kube import wait_crd_established
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.operator import (
@@ -116,7 +117,7 @@ def test_deleting_the_crd_finalises_its_objects_and_a_new_crd_is_served_again(
         assert held >= 2  # deleting the scaler leaves the workload as it was
     finally:
         kubectl(local_cluster, "apply", "-f", str(CRDS))
-        kubectl(local_cluster, "wait", "--for=condition=Established", "--timeout=60s", f"crd/{crd}")
+        wait_crd_established(local_cluster.kubeconfig, crd)
 
     again: Any = scaler("again", "web", metric=CPU, min_replicas=4, max_replicas=6)
     wait_for(lambda: _created(custom_objects, namespace, again), timeout=60, what="the CRD served")

@@ -30,7 +30,7 @@ from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.demo.scenario import NAMESPACE, TRACE_LABEL, WORKLOAD, Scenario
 from predictive_scaler.demo.summary import DemoSummary, baseline, measured, summarise, table
 from predictive_scaler.demo.view import Frame, LiveView
-from predictive_scaler.localcluster.kube import create_namespace, running_pods
+from predictive_scaler.localcluster.kube import create_namespace, running_pods, wait_crd_established
 from predictive_scaler.localcluster.waiting import wait_until
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 
@@ -78,13 +78,14 @@ def apply_crds(cluster: local.LocalCluster) -> None:
     """Apply the CRDs shipped in the package (an installed wheel has no repository) and wait."""
     crds = Path(str(resources.files("predictive_scaler") / "data" / "crds"))
     kubectl = [str(cluster.binaries.kubectl), f"--kubeconfig={cluster.kubeconfig}"]
-    for command in (
-        ["apply", "-f", str(crds)],
-        ["wait", "--for=condition=Established", "--timeout=60s", f"crd/{PLURAL}.{GROUP}"],
-    ):
-        done = subprocess.run([*kubectl, *command], capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            raise DemoError(f"kubectl {' '.join(command)}: {done.stderr.strip()}")
+    command = ["apply", "-f", str(crds)]
+    done = subprocess.run([*kubectl, *command], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise DemoError(f"kubectl {' '.join(command)}: {done.stderr.strip()}")
+    try:
+        wait_crd_established(cluster.kubeconfig, f"{PLURAL}.{GROUP}", timeout=60.0)
+    except TimeoutError as error:
+        raise DemoError(str(error)) from None
 
 
 class Demo:

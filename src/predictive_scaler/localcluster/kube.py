@@ -191,3 +191,25 @@ def create_namespace(core: client.CoreV1Api, name: str, *, timeout: float = 60.0
         return True
 
     wait_until(has_default_service_account, timeout=timeout, what=f"ServiceAccount {name}/default")
+
+
+def wait_crd_established(kubeconfig: Path, name: str, *, timeout: float = 60.0) -> None:
+    """Wait until the API server serves the CRD ``name``.
+
+    Not ``kubectl wait --for=condition=Established``: on a CRD created a
+    moment ago, before the API server has written any condition, it fails at
+    once (".status.conditions accessor error: <nil>") instead of waiting.
+    """
+    extensions = client.ApiextensionsV1Api(api_client(kubeconfig))
+
+    def established() -> bool:
+        try:
+            crd = extensions.read_custom_resource_definition(name)
+        except ApiException as error:
+            if error.status == 404:
+                return False
+            raise
+        conditions = (crd.status and crd.status.conditions) or []
+        return any(c.type == "Established" and c.status == "True" for c in conditions)
+
+    wait_until(established, timeout=timeout, what=f"CRD {name} established")
