@@ -91,12 +91,12 @@ class LiveErrors:
     def observe(self, values: FloatArray, last: int) -> None:
         """Score pending forecasts against ``values``, whose newest sample has index ``last``."""
         still: deque[_Made] = deque(maxlen=self._pending.maxlen)
+        offset = values.size - 1 - last  # index in values of clock step 0
         for made in self._pending:
             first, steps = made.last + 1, made.mean.size
             if first + steps - 1 > last:
                 still.append(made)
                 continue
-            offset = values.size - 1 - last  # index in values of clock step 0
             start = first + offset
             if start < 0:
                 continue  # its actuals fell out of the window

@@ -43,9 +43,19 @@ def weighted_error(
     errors: ArrayLike, scale: float = 1.0, under_weight: float = DEFAULT_UNDER_WEIGHT
 ) -> float:
     """:func:`asymmetric_error` of errors already taken as actual - forecast."""
+    return float(np.mean(_weighted_abs(errors, under_weight)) / scale)
+
+
+def weighted_error_per_row(
+    errors: ArrayLike, scale: float = 1.0, under_weight: float = DEFAULT_UNDER_WEIGHT
+) -> FloatArray:
+    """:func:`weighted_error` of each row (one backtest origin) of a table of errors."""
+    return np.asarray(np.mean(_weighted_abs(errors, under_weight), axis=1) / scale)
+
+
+def _weighted_abs(errors: ArrayLike, under_weight: float) -> FloatArray:
     values = np.asarray(errors, dtype=np.float64)
-    weights = np.where(values > 0.0, under_weight, 1.0)
-    return float(np.mean(weights * np.abs(values)) / scale)
+    return np.asarray(np.where(values > 0.0, under_weight, 1.0) * np.abs(values))
 
 
 def mase(actual: ArrayLike, forecast: ArrayLike, scale: float) -> float:

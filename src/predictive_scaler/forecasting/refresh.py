@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -15,55 +15,13 @@ from predictive_scaler.forecasting.forecast import FloatArray, Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
 from predictive_scaler.forecasting.registry import make_model
 from predictive_scaler.forecasting.seasons import (
-    CANDIDATE_PERIODS,
     SeasonalProfile,
+    SeasonKnowledge,
     TimedSeries,
-    find_seasons,
-    history_needed,
-    learn_profile,
+    season_knowledge,
 )
 
 DEFAULT_REFRESH_SECONDS = 3600.0
-
-
-@dataclass(frozen=True)
-class SeasonKnowledge:
-    """What the forecaster knows of the seasons, for status and the cold-start condition.
-
-    ``seasons`` are the periods in use (found, or configured and learnable);
-    ``waiting_for`` is the shortest period still lacking history (configured,
-    or a candidate not yet testable), with ``history_seconds`` of the
-    ``needed_seconds`` it takes; None when nothing is missing.
-    """
-
-    seasons: tuple[float, ...]
-    history_seconds: float
-    waiting_for: float | None
-    needed_seconds: float
-    in_use: bool  # the seasonal profile won the backtest against the plain models
-
-
-def season_knowledge(
-    long: TimedSeries, configured: float | None
-) -> tuple[SeasonKnowledge, SeasonalProfile | None]:
-    """The seasons of ``long`` (or the configured one) and, when learnable, their profile."""
-    have = long.observed_seconds
-    wanted = (configured,) if configured is not None else CANDIDATE_PERIODS
-    found: tuple[float, ...]
-    if configured is not None:
-        found = (configured,) if have >= history_needed(configured) else ()
-    else:
-        found = tuple(f.period_seconds for f in find_seasons(long, wanted) if f.present)
-    lacking = [period for period in sorted(wanted) if have < history_needed(period)]
-    # Only the shortest missing season blocks a cold start; a missing week
-    # once the day is known is reported as waiting too, but the forecast
-    # already uses the day.
-    waiting = lacking[0] if lacking else None
-    profile = learn_profile(long, found) if found else None
-    knowledge = SeasonKnowledge(
-        found, have, waiting, history_needed(waiting) if waiting else 0.0, False
-    )
-    return knowledge, profile
 
 
 class ScheduledSelection:
@@ -84,6 +42,7 @@ class ScheduledSelection:
         refresh_seconds: float = DEFAULT_REFRESH_SECONDS,
         season_length: int | None = None,
         candidates: Sequence[str] | None = None,
+        seasonality_seconds: float | None = None,
     ) -> None:
         if refresh_seconds <= 0:
             raise ValueError(f"refresh_seconds must be > 0, got {refresh_seconds}")
@@ -96,7 +55,8 @@ class ScheduledSelection:
         self.fitted: ForecastModel | None = None
         self.fitted_at: float | None = None
         self.chosen: str | None = None
-        self.seasonality_seconds: float | None = None
+        # A season the user configured: used, not searched for, in the long history.
+        self.seasonality_seconds = seasonality_seconds
         self.seasons: SeasonKnowledge | None = None
         # The long history's seasonal profile when it won the backtest; the
         # fitted model then sees the recent window minus it (plus ``shift``).
@@ -120,19 +80,8 @@ class ScheduledSelection:
         """
         series = clean_series(values)
         if self._needs_refresh(horizon, now):
-            if self.model == "auto":
-                self.selection = select_model(
-                    series,
-                    candidates=self.candidates,
-                    horizon=horizon,
-                    season_length=self.season_length,
-                )
-                model: ForecastModel = Auto(
-                    selection=self.selection, season_length=self.season_length
-                )
-            else:
-                model = make_model(self.model, season_length=self.season_length)
-            self.fitted, self.fitted_at = model.fit(series), now
+            self.fitted, self.selection = self._build(series, horizon)
+            self.fitted_at = now
         else:
             assert self.fitted is not None  # checked by _needs_refresh
             self.fitted.update(series)
@@ -172,16 +121,16 @@ class ScheduledSelection:
         self.chosen = self.fitted.chosen_ if isinstance(self.fitted, Auto) else self.model
         inner = self.fitted.predict(horizon, level)
         back = self._seasonal_part(step_times[series.size :])
-        mean = inner.mean + back
+        mean = np.clip(inner.mean + back, 0.0, None)
         lower, upper = inner.lower + back, inner.upper + back
         if len(self.live_errors) >= MIN_ERRORS:
             low, high = conformal_offsets(self.live_errors.table(horizon), horizon, level)
             lower, upper = mean + low, mean + high
-        self.live_errors.record(np.clip(mean, 0.0, None), last)
+        self.live_errors.record(mean, last)
         name = inner.model + ("+season" if self.profile is not None else "")
         return Forecast(
             name,
-            np.clip(mean, 0.0, None),
+            mean,
             np.clip(np.minimum(lower, mean), 0.0, None),
             np.clip(np.maximum(upper, mean), 0.0, None),
             level,
@@ -197,16 +146,17 @@ class ScheduledSelection:
         adjusted = series - self.profile.along(step_times[: series.size]) + self.shift
         return np.asarray(np.clip(adjusted, 0.0, None), dtype=np.float64)
 
-    def _build(self, series: FloatArray, horizon: int) -> tuple[ForecastModel, float]:
-        """A model fitted on ``series`` and its backtest error (inf when not selected)."""
+    def _build(
+        self, series: FloatArray, horizon: int
+    ) -> tuple[ForecastModel, ModelSelection | None]:
+        """A model fitted on ``series``, and the selection that chose it (``auto`` only)."""
         if self.model != "auto":
-            model = make_model(self.model, season_length=self.season_length)
-            return model.fit(series), float("inf")
+            return make_model(self.model, season_length=self.season_length).fit(series), None
         selection = select_model(
             series, candidates=self.candidates, horizon=horizon, season_length=self.season_length
         )
         fitted = Auto(selection=selection, season_length=self.season_length).fit(series)
-        return fitted, selection.best_error
+        return fitted, selection
 
     def _refresh_with_seasons(
         self,
@@ -217,8 +167,8 @@ class ScheduledSelection:
         long: TimedSeries | None,
     ) -> None:
         self.profile, self.shift = None, 0.0
-        plain, plain_error = self._build(series, horizon)
-        self.fitted, self.fitted_at = plain, now
+        self.fitted, self.selection = self._build(series, horizon)
+        self.fitted_at = now
         if long is None:
             self.seasons = None
             return
@@ -228,14 +178,17 @@ class ScheduledSelection:
             return
         base = profile.along(step_times[: series.size])
         shift = max(0.0, float((base - series).max()))
-        seasonal, seasonal_error = self._build(series - base + shift, horizon)
+        seasonal, selection = self._build(series - base + shift, horizon)
         # A fixed model (not auto) has no backtest to compare: a season found is used.
-        if seasonal_error <= plain_error or self.model != "auto":
-            self.fitted, self.profile, self.shift = seasonal, profile, shift
-            self.seasons = SeasonKnowledge(
-                knowledge.seasons,
-                knowledge.history_seconds,
-                knowledge.waiting_for,
-                knowledge.needed_seconds,
-                True,
+        if (
+            selection is None
+            or self.selection is None
+            or (selection.best_error <= self.selection.best_error)
+        ):
+            self.fitted, self.selection, self.profile, self.shift = (
+                seasonal,
+                selection,
+                profile,
+                shift,
             )
+            self.seasons = dataclasses.replace(knowledge, in_use=True)

@@ -245,3 +245,43 @@ def learn_profile(history: TimedSeries, periods: Sequence[float]) -> SeasonalPro
 def history_needed(period_seconds: float) -> float:
     """Seconds of long history needed before a season of this period can be found or used."""
     return MIN_CYCLES * period_seconds
+
+
+@dataclass(frozen=True)
+class SeasonKnowledge:
+    """What the forecaster knows of the seasons, for status and the cold-start condition.
+
+    ``seasons`` are the periods in use (found, or configured and learnable);
+    ``waiting_for`` is the shortest period still lacking history (configured,
+    or a candidate not yet testable), with ``history_seconds`` of the
+    ``needed_seconds`` it takes; None when nothing is missing.
+    """
+
+    seasons: tuple[float, ...]
+    history_seconds: float
+    waiting_for: float | None
+    needed_seconds: float
+    in_use: bool  # the seasonal profile won the backtest against the plain models
+
+
+def season_knowledge(
+    long: TimedSeries, configured: float | None
+) -> tuple[SeasonKnowledge, SeasonalProfile | None]:
+    """The seasons of ``long`` (or the configured one) and, when learnable, their profile."""
+    have = long.observed_seconds
+    wanted = (configured,) if configured is not None else CANDIDATE_PERIODS
+    found: tuple[float, ...]
+    if configured is not None:
+        found = (configured,) if have >= history_needed(configured) else ()
+    else:
+        found = tuple(f.period_seconds for f in find_seasons(long, wanted) if f.present)
+    lacking = [period for period in sorted(wanted) if have < history_needed(period)]
+    # Only the shortest missing season blocks a cold start; a missing week
+    # once the day is known is reported as waiting too, but the forecast
+    # already uses the day.
+    waiting = lacking[0] if lacking else None
+    profile = learn_profile(long, found) if found else None
+    knowledge = SeasonKnowledge(
+        found, have, waiting, history_needed(waiting) if waiting else 0.0, False
+    )
+    return knowledge, profile

@@ -12,7 +12,11 @@ from predictive_scaler.forecasting.backtest import backtest_errors, rolling_orig
 from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.catalog import BASE_MODELS, make_base_model
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.forecasting.metrics import DEFAULT_UNDER_WEIGHT, naive_scale
+from predictive_scaler.forecasting.metrics import (
+    DEFAULT_UNDER_WEIGHT,
+    naive_scale,
+    weighted_error_per_row,
+)
 from predictive_scaler.forecasting.models.baseline import Naive
 from predictive_scaler.forecasting.models.combination import Combination
 from predictive_scaler.forecasting.seasonal import SUFFIX
@@ -46,7 +50,6 @@ class RankedModel:
     score: float
     errors: FloatArray
     template: ForecastModel = field(repr=False, compare=False)
-    worst: float = 0.0  # the scaled error of its worst origin
     # Share of origins where it erred less than naive: a model that beats the
     # last value only on average (a few origins after spikes) is no better.
     wins: float = 1.0
@@ -91,12 +94,6 @@ def candidate_names(
     return names
 
 
-def origin_errors(errors: FloatArray, scale: float, under_weight: float) -> FloatArray:
-    """The weighted, scaled error of each origin (row) of a backtest."""
-    weights = np.where(errors > 0.0, under_weight, 1.0)
-    return np.asarray(np.mean(weights * np.abs(errors), axis=1) / scale, dtype=np.float64)
-
-
 def robust_score(per_origin: FloatArray) -> float:
     """Mean error, and the mean of the worst quarter of origins, weighed equally."""
     ordered = np.sort(per_origin)[::-1]
@@ -134,12 +131,10 @@ def _combined(ranking: list[RankedModel], scale: float, under_weight: float) -> 
     if len(top) < COMBINE_TOP:
         return None
     errors = np.mean([ranked.errors for ranked in top], axis=0)
-    per_origin = origin_errors(errors, scale, under_weight)
+    per_origin = weighted_error_per_row(errors, scale, under_weight)
     template = Combination([ranked.template for ranked in top])
     wins = min(ranked.wins for ranked in top)
-    return RankedModel(
-        template.name, robust_score(per_origin), errors, template, float(per_origin.max()), wins
-    )
+    return RankedModel(template.name, robust_score(per_origin), errors, template, wins)
 
 
 def _simplest_first(ranking: list[RankedModel]) -> list[RankedModel]:
@@ -147,20 +142,19 @@ def _simplest_first(ranking: list[RankedModel]) -> list[RankedModel]:
 
     A model that does not beat naive at MIN_WINS of the origins goes after naive.
     """
-    naive_score = next((r.score for r in ranking if r.name == Naive.name), None)
+    with_naive = any(ranked.name == Naive.name for ranked in ranking)
 
-    def key(ranked: RankedModel) -> tuple[float, float]:
-        if naive_score is not None and ranked.wins < MIN_WINS and ranked.name != Naive.name:
-            return (1.0, ranked.score)
-        return (0.0, ranked.score)
+    def behind_naive(ranked: RankedModel) -> bool:
+        return with_naive and ranked.name != Naive.name and ranked.wins < MIN_WINS
 
-    ranking = sorted(ranking, key=key)
+    ranking = sorted(ranking, key=lambda ranked: (behind_naive(ranked), ranked.score))
     if not ranking:
         return ranking
+    best = ranking[0]
     ties = [
         ranked
         for ranked in ranking
-        if key(ranked)[0] == key(ranking[0])[0] and ranked.score <= ranking[0].score * (1.0 + CLOSE)
+        if behind_naive(ranked) == behind_naive(best) and ranked.score <= best.score * (1 + CLOSE)
     ]
     simplest = min(ties, key=lambda ranked: complexity(ranked.name))
     return [simplest, *(ranked for ranked in ranking if ranked is not simplest)]
@@ -193,7 +187,7 @@ def select_model(
         return ModelSelection((), (("*", f"{y.size} points are too few to backtest"),), horizon, 0)
     scale = naive_scale(y[: origins[0]])
     naive_errors = backtest_errors(Naive(), y, horizon, origins)
-    naive_per_origin = origin_errors(naive_errors, scale, under_weight)
+    naive_per_origin = weighted_error_per_row(naive_errors, scale, under_weight)
     naive_worst = float(naive_per_origin.max())
     ranking: list[RankedModel] = []
     failures: list[tuple[str, str]] = []
@@ -211,7 +205,7 @@ def select_model(
         except ValueError as error:
             failures.append((name, str(error)))
             continue
-        per_origin = origin_errors(errors, scale, under_weight)
+        per_origin = weighted_error_per_row(errors, scale, under_weight)
         worst = float(per_origin.max())
         breaches = _left_range(y, errors, origins)
         if breaches:
@@ -223,7 +217,7 @@ def select_model(
             )
             continue
         wins = float(np.mean(per_origin < naive_per_origin))
-        ranking.append(RankedModel(name, robust_score(per_origin), errors, template, worst, wins))
+        ranking.append(RankedModel(name, robust_score(per_origin), errors, template, wins))
     ranking.sort(key=lambda ranked: ranked.score)
     combined = _combined(ranking, scale, under_weight)
     if combined is not None:

@@ -68,8 +68,7 @@ def test_a_short_long_history_says_how_much_it_has_and_needs() -> None:
 def test_a_configured_season_is_used_without_being_searched() -> None:
     end = 3 * DAY
     recent, long = histories(end, 2.5 * DAY)
-    forecaster = ScheduledSelection("holt")
-    forecaster.seasonality_seconds = DAY
+    forecaster = ScheduledSelection("holt", seasonality_seconds=DAY)
     forecaster.forecast_series(recent, 5, 0.9, end, long=long)
     assert forecaster.seasons is not None
     assert forecaster.seasons.seasons == (DAY,)
@@ -97,3 +96,14 @@ def test_the_band_comes_from_live_errors_and_covers_about_its_level() -> None:
             hits.append(forecast.lower[0] <= load[t] <= forecast.upper[0])
     assert len(forecaster.live_errors) > 100
     assert 0.74 <= np.mean(hits) <= 0.86
+
+
+def test_a_longer_horizon_than_selected_for_selects_again() -> None:
+    end = 3 * DAY
+    recent, long = histories(end, 2.5 * DAY)
+    forecaster = ScheduledSelection("auto", candidates=["naive", "holt"])
+    forecaster.forecast_series(recent, 2, 0.9, end, long=long)
+    assert forecaster.selection is not None
+    assert forecaster.selection.horizon == 2
+    forecaster.forecast_series(recent, 5, 0.9, end + MINUTE, long=long)
+    assert forecaster.selection.horizon == 5
