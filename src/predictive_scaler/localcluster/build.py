@@ -33,12 +33,7 @@ from predictive_scaler.localcluster.components import (
     GoBuild,
     cache_root,
 )
-from predictive_scaler.localcluster.progress import (
-    BuildProgress,
-    BuildTimes,
-    ComponentProgress,
-    Expected,
-)
+from predictive_scaler.localcluster.progress import BuildProgress, BuildTimes, ComponentProgress
 
 log = logging.getLogger(__name__)
 
@@ -278,13 +273,6 @@ def binaries(root: Path | None = None) -> Binaries:
     return Binaries.in_cache(root, Path(prometheus))
 
 
-def expected_time(build: GoBuild, times: BuildTimes) -> Expected:
-    last = times.last(build.name)
-    if last is not None:
-        return Expected(last, "last build here")
-    return Expected(build.typical_seconds, "typical on 2 cores")
-
-
 def build_all(
     root: Path | None = None, *, force: bool = False, progress: BuildProgress | None = None
 ) -> BuildReport:
@@ -309,7 +297,7 @@ def build_all(
     for number, build in enumerate(missing, 1):
         label = f"[{number}/{len(missing)}] {build.name} {build.version}"
         component_started = time.monotonic()
-        with progress.component(label, expected_time(build, times)) as shown:
+        with progress.component(label, times.expected(build.name, build.typical_seconds)) as shown:
             build_component(build, root, env, shown)
         times.record(build.name, time.monotonic() - component_started)
         built.append(build.key)

@@ -102,21 +102,14 @@ class ImageStore:
         return self.root / "logs"
 
     def expected(self, part: str) -> Expected:
-        last = BuildTimes(self.root / "build-times.json").last(part)
-        if last is not None:
-            return Expected(last, "last build here")
-        return Expected(TYPICAL_SECONDS[part, self.driver], "typical on 2 cores")
+        times = BuildTimes(self.root / "build-times.json")
+        return times.expected(part, TYPICAL_SECONDS[part, self.driver])
 
     def record(self, part: str, seconds: float) -> None:
         BuildTimes(self.root / "build-times.json").record(part, seconds)
 
     def has_image(self, reference: str) -> bool:
-        found = subprocess.run(
-            [*self.buildah(), "inspect", "--type", "image", reference],
-            capture_output=True,
-            check=False,
-        )
-        return found.returncode == 0
+        return self._inspect(reference) is not None
 
     def size(self, reference: str) -> str:
         """The image's size as buildah reports it (uncompressed, e.g. `512 MB`)."""
@@ -129,19 +122,29 @@ class ImageStore:
         entries = json.loads(listed.stdout)
         return str(entries[0]["size"]) if entries else "unknown"
 
-    def config(self, reference: str) -> dict[str, object]:
-        """The image's OCI config: Entrypoint, Cmd, User, Env."""
+    def _inspect(self, reference: str) -> dict[str, object] | None:
+        """The image's OCI config (Entrypoint, Cmd, User, Env, Labels); None when absent."""
         inspected = subprocess.run(
             [*self.buildah(), "inspect", "--type", "image", reference],
             capture_output=True,
             text=True,
-            check=True,
+            check=False,
         )
+        if inspected.returncode != 0:
+            return None
         config: dict[str, object] = json.loads(inspected.stdout)["OCIv1"]["config"]
         return config
 
+    def config(self, reference: str) -> dict[str, object]:
+        """The image's OCI config; BuildError when there is no such image."""
+        found = self._inspect(reference)
+        if found is None:
+            raise BuildError(f"no image {reference} in {self.root}")
+        return found
+
     def labels(self, reference: str) -> dict[str, str]:
-        found = self.config(reference).get("Labels")
+        """The image's labels; none when there is no such image."""
+        found = (self._inspect(reference) or {}).get("Labels")
         return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
@@ -344,7 +347,7 @@ def build_image(
     base = ensure_base(store, progress, refresh=refresh_base)
     tag = chart_image(repo)
     inputs = inputs_digest(repo, base)
-    if store.has_image(tag) and store.labels(tag).get(INPUTS_LABEL) == inputs:
+    if store.labels(tag).get(INPUTS_LABEL) == inputs:
         progress.say(f"image {tag}: up to date (Dockerfile, pyproject.toml, src/ unchanged)")
         return BuiltImage(tag, base, store.size(tag), time.monotonic() - started)
     build_log = BuildLog(store.logs / "image.log")

@@ -74,6 +74,13 @@ class BuildTimes:
     def last(self, name: str) -> float | None:
         return self._read().get(name)
 
+    def expected(self, name: str, typical_seconds: float) -> Expected:
+        """The last build's time here, or ``typical_seconds`` before there was one."""
+        last = self.last(name)
+        if last is not None:
+            return Expected(last, "last build here")
+        return Expected(typical_seconds, "typical on 2 cores")
+
     def record(self, name: str, seconds: float) -> None:
         times = self._read()
         times[name] = round(seconds, 1)

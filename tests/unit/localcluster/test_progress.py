@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from predictive_scaler.localcluster.build import BuildError, BuildLog, expected_time
+from predictive_scaler.localcluster.build import BuildError, BuildLog
 from predictive_scaler.localcluster.components import KUBERNETES
 from predictive_scaler.localcluster.progress import (
     BuildProgress,
@@ -136,10 +136,9 @@ def test_captured_output_is_returned_and_logged(tmp_path: Path) -> None:
 
 def test_the_estimate_is_the_last_build_here_else_the_typical_one(tmp_path: Path) -> None:
     times = BuildTimes(tmp_path / "build-times.json")
-    assert expected_time(KUBERNETES, times) == Expected(
-        KUBERNETES.typical_seconds, "typical on 2 cores"
-    )
+    typical = KUBERNETES.typical_seconds
+    assert times.expected("kubernetes", typical) == Expected(typical, "typical on 2 cores")
     times.record("kubernetes", 412.34)
-    assert expected_time(KUBERNETES, times) == Expected(412.3, "last build here")
+    assert times.expected("kubernetes", typical) == Expected(412.3, "last build here")
     (tmp_path / "build-times.json").write_text("not json")
     assert times.last("kubernetes") is None
