@@ -22,6 +22,8 @@ from predictive_scaler.forecasting.seasons import (
 )
 
 DEFAULT_REFRESH_SECONDS = 3600.0
+# Marks a model that forecasts the recent window minus the long history's seasonal profile.
+SEASON_SUFFIX = "+season"
 
 
 class ScheduledSelection:
@@ -62,7 +64,20 @@ class ScheduledSelection:
         # fitted model then sees the recent window minus it (plus ``shift``).
         self.profile: SeasonalProfile | None = None
         self.shift = 0.0
+        # Naive's in-sample error on the recent window itself, so that scores
+        # of a selection on the window minus the profile read on the same scale.
+        self.plain_scale = 1.0
         self.live_errors = LiveErrors()
+
+    @property
+    def backtest_errors(self) -> dict[str, float]:
+        """Each candidate's backtest MASE in the last selection, scaled to the recent window."""
+        if self.selection is None:
+            return {}
+        if self.profile is None:
+            return dict(self.selection.scores)
+        factor = self.selection.scale / self.plain_scale
+        return {name + SEASON_SUFFIX: s * factor for name, s in self.selection.scores.items()}
 
     def _needs_refresh(self, horizon: int, now: float) -> bool:
         return (
@@ -119,6 +134,8 @@ class ScheduledSelection:
             self.fitted.update(self._adjusted(series, step_times))
         assert self.fitted is not None
         self.chosen = self.fitted.chosen_ if isinstance(self.fitted, Auto) else self.model
+        if self.profile is not None:
+            self.chosen += SEASON_SUFFIX
         inner = self.fitted.predict(horizon, level)
         back = self._seasonal_part(step_times[series.size :])
         mean = np.clip(inner.mean + back, 0.0, None)
@@ -127,7 +144,7 @@ class ScheduledSelection:
             low, high = conformal_offsets(self.live_errors.table(horizon), horizon, level)
             lower, upper = mean + low, mean + high
         self.live_errors.record(mean, last)
-        name = inner.model + ("+season" if self.profile is not None else "")
+        name = inner.model + (SEASON_SUFFIX if self.profile is not None else "")
         return Forecast(
             name,
             mean,
@@ -169,6 +186,7 @@ class ScheduledSelection:
         self.profile, self.shift = None, 0.0
         self.fitted, self.selection = self._build(series, horizon)
         self.fitted_at = now
+        self.plain_scale = self.selection.scale if self.selection is not None else 1.0
         if long is None:
             self.seasons = None
             return

@@ -254,7 +254,9 @@ class SeasonKnowledge:
     ``seasons`` are the periods in use (found, or configured and learnable);
     ``waiting_for`` is the shortest period still lacking history (configured,
     or a candidate not yet testable), with ``history_seconds`` of the
-    ``needed_seconds`` it takes; None when nothing is missing.
+    ``needed_seconds`` it takes; None when nothing is missing. ``cold`` is
+    set while even the shortest season looked for lacks history: nothing
+    seasonal can be known yet, the forecast stands on the recent window.
     """
 
     seasons: tuple[float, ...]
@@ -262,26 +264,86 @@ class SeasonKnowledge:
     waiting_for: float | None
     needed_seconds: float
     in_use: bool  # the seasonal profile won the backtest against the plain models
+    cold: bool = False
+    looked_for: tuple[float, ...] = CANDIDATE_PERIODS
+
+    def summary(self) -> str:
+        """The same in words, for the condition, Events and `kubectl describe`."""
+        if self.cold and self.waiting_for is not None:
+            return (
+                f"{_amount(self.history_seconds)} of the {_amount(self.needed_seconds)} needed "
+                f"to learn the {season_name(self.waiting_for)} season"
+            )
+        parts: list[str] = []
+        if self.seasons:
+            names = " and ".join(season_name(s) for s in self.seasons)
+            plural = "s" if len(self.seasons) > 1 else ""
+            if self.in_use:
+                parts.append(f"{names} season{plural} in use")
+            else:
+                parts.append(f"{names} season{plural} found; the recent window forecasts better")
+        else:
+            tested = [p for p in self.looked_for if p != self.waiting_for]
+            if tested:
+                names = " or ".join(season_name(p) for p in tested)
+                parts.append(f"no {names} season in {_amount(self.history_seconds)}")
+        if self.waiting_for is not None:
+            parts.append(
+                f"{_amount(self.history_seconds)} of the {_amount(self.needed_seconds)} needed "
+                f"to learn the {season_name(self.waiting_for)} season"
+            )
+        return "; ".join(parts)
+
+
+def season_name(period_seconds: float) -> str:
+    named = {DAY: "daily", WEEK: "weekly"}.get(period_seconds)
+    return named or f"{_amount(period_seconds)}"
+
+
+def _amount(seconds: float) -> str:
+    """5 h, 2 days, 40 min: the unit a person would say."""
+    if seconds >= 2 * DAY:
+        days = round(seconds / DAY, 1)
+        return f"{days:.0f} days" if days >= 10 or days == round(days) else f"{days:.1f} days"
+    if seconds >= 3600.0:
+        return f"{seconds / 3600.0:.0f} h"
+    return f"{seconds / 60.0:.0f} min"
 
 
 def season_knowledge(
     long: TimedSeries, configured: float | None
 ) -> tuple[SeasonKnowledge, SeasonalProfile | None]:
-    """The seasons of ``long`` (or the configured one) and, when learnable, their profile."""
+    """The seasons of ``long`` (or the configured one) and, when learnable, their profile.
+
+    Candidate seasons that two of could never fit in the window ``long``
+    spans are not looked for (a week in a 10-day window).
+    """
     have = long.observed_seconds
-    wanted = (configured,) if configured is not None else CANDIDATE_PERIODS
+    window = long.values.size * long.step_seconds
+    if configured is not None:
+        wanted: tuple[float, ...] = (configured,)
+    else:
+        wanted = tuple(p for p in CANDIDATE_PERIODS if history_needed(p) <= window)
     found: tuple[float, ...]
+    if not wanted:
+        return SeasonKnowledge((), have, None, 0.0, False, looked_for=()), None
     if configured is not None:
         found = (configured,) if have >= history_needed(configured) else ()
     else:
         found = tuple(f.period_seconds for f in find_seasons(long, wanted) if f.present)
     lacking = [period for period in sorted(wanted) if have < history_needed(period)]
-    # Only the shortest missing season blocks a cold start; a missing week
+    # Only the shortest missing season makes a cold start; a missing week
     # once the day is known is reported as waiting too, but the forecast
     # already uses the day.
     waiting = lacking[0] if lacking else None
     profile = learn_profile(long, found) if found else None
     knowledge = SeasonKnowledge(
-        found, have, waiting, history_needed(waiting) if waiting else 0.0, False
+        found,
+        have,
+        waiting,
+        history_needed(waiting) if waiting else 0.0,
+        False,
+        cold=waiting is not None and waiting == min(wanted),
+        looked_for=tuple(sorted(wanted)),
     )
     return knowledge, profile

@@ -257,7 +257,8 @@ def prometheus_command(binaries: Binaries, layout: Layout, ports: Ports) -> list
         str(binaries.prometheus),
         f"--config.file={layout.prometheus_config}",
         f"--storage.tsdb.path={layout.prometheus_data}",
-        "--storage.tsdb.retention.time=2d",
+        # Long enough for the forecasts' default long history (15 d), backfilled by tests.
+        "--storage.tsdb.retention.time=16d",
         f"--web.listen-address=127.0.0.1:{ports.prometheus}",
         # POST /-/reload after a test changes the scrape configuration.
         "--web.enable-lifecycle",

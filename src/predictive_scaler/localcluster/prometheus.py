@@ -1,14 +1,20 @@
-"""Querying the local Prometheus with a deadline, for `up`'s readiness check and the tests."""
+"""The local Prometheus: queried with a deadline (`up`'s readiness check, the tests), backfilled."""
 
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import requests
 from prometheus_api_client.exceptions import PrometheusApiClientException
 
+from predictive_scaler.localcluster.state import LocalCluster
 from predictive_scaler.promclient import Sample, instant_query
 
 
@@ -40,3 +46,47 @@ def query_until(
 
 def finite(samples: list[Sample]) -> bool:
     return bool(samples) and all(math.isfinite(s.value) for s in samples)
+
+
+@dataclass(frozen=True)
+class BackfillSeries:
+    """One series to write into Prometheus's past: a name, its labels, (epoch, value) samples."""
+
+    name: str
+    labels: Mapping[str, str]
+    samples: Sequence[tuple[float, float]]
+    kind: str = "gauge"  # or "counter": then `name` ends in _total
+
+
+def backfill(cluster: LocalCluster, series: Sequence[BackfillSeries]) -> list[Path]:
+    """Write history into the local Prometheus, as `promtool tsdb create-blocks-from` does.
+
+    The blocks are made beside the data directory and moved into it;
+    Prometheus loads new blocks when it next reloads them (once a minute),
+    so callers poll for the data. Returns the block directories.
+    """
+    promtool = cluster.binaries.prometheus.with_name("promtool")
+    data = cluster.layout.prometheus_data
+    with tempfile.TemporaryDirectory(dir=data.parent) as scratch:
+        source, blocks = Path(scratch) / "history.om", Path(scratch) / "blocks"
+        source.write_text(_openmetrics(series))
+        subprocess.run(
+            [str(promtool), "tsdb", "create-blocks-from", "openmetrics", str(source), str(blocks)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        moved = []
+        for block in sorted(blocks.iterdir()):
+            moved.append(Path(shutil.move(block, data / block.name)))
+    return moved
+
+
+def _openmetrics(series: Sequence[BackfillSeries]) -> str:
+    lines: list[str] = []
+    for one in series:
+        family = one.name.removesuffix("_total") if one.kind == "counter" else one.name
+        labels = ",".join(f'{key}="{value}"' for key, value in sorted(one.labels.items()))
+        lines.append(f"# TYPE {family} {one.kind}")
+        lines.extend(f"{one.name}{{{labels}}} {value!r} {at:.3f}" for at, value in one.samples)
+    return "\n".join([*lines, "# EOF", ""])

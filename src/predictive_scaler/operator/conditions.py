@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from predictive_scaler.forecasting.seasons import SeasonKnowledge
 from predictive_scaler.scaling import Decision
 
 Status = Literal["True", "False", "Unknown"]
@@ -86,6 +87,8 @@ class Observation:
     step: str
     metrics_error: tuple[str, str] | None  # (reason, message)
     model: str | None
+    seasons: SeasonKnowledge | None = None
+    long_history_error: str | None = None
 
 
 def _metrics(seen: Observation) -> Condition:
@@ -106,9 +109,19 @@ def _reliability(seen: Observation, metrics: Condition) -> Condition:
     if forecast is not None and forecast.notes:
         return Condition("ForecastReliable", "False", "ModelFellBack", "; ".join(forecast.notes))
     if forecast is not None:
-        return Condition(
-            "ForecastReliable", "True", "ModelSelected", f"forecasting with {seen.model}"
-        )
+        model = seen.model or forecast.model
+        if seen.long_history_error is not None:
+            message = (
+                f"forecasting with {model} without new long history: {seen.long_history_error}"
+            )
+            return Condition("ForecastReliable", "False", "LongHistoryUnavailable", message)
+        seasons = seen.seasons
+        if seasons is not None and seasons.cold:
+            message = f"{seasons.summary()}; forecasting with {model} from what there is meanwhile"
+            return Condition("ForecastReliable", "False", "LearningSeasons", message)
+        words = seasons.summary() if seasons is not None else ""
+        message = f"forecasting with {model}" + (f"; {words}" if words else "")
+        return Condition("ForecastReliable", "True", "ModelSelected", message)
     if seen.decision.held == "ForecastFailed":
         return Condition("ForecastReliable", "False", "ForecastFailed", seen.decision.message)
     return _unknown("ForecastReliable", metrics.reason, "no forecast without metrics")

@@ -76,6 +76,12 @@ QUERY_SECONDS = Histogram(
     "Latency of Prometheus range queries",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
+HISTORY_POINTS_READ = Counter(
+    "predictive_scaler_history_points_read",
+    "Samples asked of Prometheus for the load histories (recent, long); each window is read "
+    "whole once per object, then only its new samples",
+    ("window",),
+)
 QUERY_FAILURES = Counter(
     "predictive_scaler_prometheus_query_failures", "Failed Prometheus queries", ("reason",)
 )
@@ -111,6 +117,8 @@ for _loop in LOOPS:
     RECONCILE_ERRORS.labels(_loop)
 for _reason in QUERY_FAILURE_REASONS:
     QUERY_FAILURES.labels(_reason)
+for _window in ("recent", "long"):
+    HISTORY_POINTS_READ.labels(_window)
 for _outcome in EVICTION_OUTCOMES:
     EVICTIONS.labels(_outcome)
 # The model label of each object, so a change of model (or a deletion) drops the old series.

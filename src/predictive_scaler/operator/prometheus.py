@@ -8,7 +8,6 @@ policy decides what too many of them mean.
 from __future__ import annotations
 
 import datetime
-import math
 import re
 import time
 from dataclasses import dataclass
@@ -19,10 +18,10 @@ import urllib3
 from prometheus_api_client import PrometheusConnect
 from prometheus_api_client.exceptions import PrometheusApiClientException
 
+from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.resource import MetricSource, ScaleTargetRef
 from predictive_scaler.promclient import connect
-from predictive_scaler.scaling import LoadHistory
 
 # Pod names each workload kind gives its pods: cAdvisor series carry the pod
 # name, not the pod's labels, so the target's pods are matched by name.
@@ -31,6 +30,10 @@ POD_NAME_PATTERNS = {
     "ReplicaSet": "{name}-[a-z0-9]{{5}}",
     "StatefulSet": "{name}-[0-9]+",
 }
+
+
+# Prometheus refuses a range query that would return more points per series.
+MAX_POINTS_PER_QUERY = 11_000
 
 
 class MetricsError(RuntimeError):
@@ -74,17 +77,33 @@ class PrometheusSource:
         # No retries inside one evaluation: the next evaluation is the retry.
         return connect(self.url, timeout=self.timeout)
 
-    def history(self, query: str, *, step: float, points: int, now: float) -> LoadHistory:
-        """The last `points` samples of `query`, `step` seconds apart, ending at or before now."""
-        end = math.floor(now / step) * step
-        start = end - (points - 1) * step
+    def samples(self, query: str, *, step: float, start: float, end: float) -> FloatArray:
+        """`query` at every step from `start` to `end` (both on the step grid); NaN = missing.
+
+        Prometheus answers at most 11,000 points per series and range query,
+        so a longer window is read in as many queries as that takes.
+        """
+        points = round((end - start) / step) + 1
+        values = np.full(points, np.nan)
+        for first in range(0, points, MAX_POINTS_PER_QUERY):
+            last = min(points, first + MAX_POINTS_PER_QUERY) - 1
+            chunk_start = start + first * step
+            for timestamp, raw in self._range(query, step, chunk_start, start + last * step):
+                index = round((timestamp - start) / step)
+                if first <= index <= last:
+                    values[index] = raw
+        # NaN and ±Inf samples count as missing; the policy holds when too many are.
+        values[~np.isfinite(values)] = np.nan
+        return values
+
+    def _range(
+        self, query: str, step: float, start: float, end: float
+    ) -> list[tuple[float, float]]:
+        """One range query's (timestamp, value) pairs; MetricsError unless one series or none."""
         began = time.monotonic()
         try:
             series = self._client().custom_query_range(
-                query,
-                start_time=_utc(start),
-                end_time=_utc(end),
-                step=f"{step:g}s",
+                query, start_time=_utc(start), end_time=_utc(end), step=f"{step:g}s"
             )
         except requests.RequestException as error:
             if _timed_out(error):
@@ -104,14 +123,7 @@ class PrometheusSource:
                 "MultipleSeries",
                 f"the query returns {len(series)} series, it must return one (first: {labels})",
             )
-        values = np.full(points, np.nan)
-        for timestamp, raw in series[0]["values"] if series else ():
-            index = round((float(timestamp) - start) / step)
-            if 0 <= index < points:
-                values[index] = float(raw)
-        # NaN and ±Inf samples count as missing; the policy holds when too many are.
-        values[~np.isfinite(values)] = np.nan
-        return LoadHistory(values, step, end)
+        return [(float(t), float(v)) for t, v in (series[0]["values"] if series else ())]
 
     @staticmethod
     def _failed(reason: str, message: str) -> MetricsError:

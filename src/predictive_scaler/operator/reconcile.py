@@ -17,6 +17,7 @@ import numpy as np
 from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
 
+from predictive_scaler.forecasting.seasons import TimedSeries
 from predictive_scaler.operator import failpoints, metrics
 from predictive_scaler.operator.conditions import Condition, Observation, blocked, merge, observed
 from predictive_scaler.operator.kube import Kubernetes, TargetNotFoundError
@@ -133,17 +134,7 @@ class Evaluator:
         except TargetNotFoundError as error:
             return self._blocked(ref, raw_status, now, "TargetNotFound", str(error))
 
-        step = spec.forecast.step_seconds
-        points = spec.forecast.history_points
-        rate_window = max(2 * step, self.settings.min_rate_window)
-        query = load_query(spec.metric, ref.namespace, target, rate_window)
-        metrics_error: MetricsError | None = None
-        try:
-            history = self.prometheus.history(query, step=step, points=points, now=now)
-        except MetricsError as error:
-            metrics_error = error
-            history = LoadHistory(np.full(points, np.nan), step, now)
-
+        history, long, metrics_error, long_error = self._histories(ref, spec, runtime, now)
         selection = runtime.forecaster(spec.forecast)
         state = _previous_state(raw_status)
         pending = PendingScale.from_status(raw_status)
@@ -158,7 +149,9 @@ class Evaluator:
             scale.replicas,
             state,
             now=now,
-            forecaster=lambda h, horizon, level: selection.forecast(h.values, horizon, level, now),
+            forecaster=lambda h, horizon, level: selection.forecast_series(
+                TimedSeries(h.values, h.step_seconds, h.end_time), horizon, level, now, long=long
+            ),
         )
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
         new_state, events = decision.state, list[EventNote]()
@@ -169,11 +162,13 @@ class Evaluator:
             decision=decision,
             samples=history.values.size,
             usable_samples=int(np.isfinite(history.values).sum()),
-            step=format_duration(step),
+            step=format_duration(history.step_seconds),
             metrics_error=None
             if metrics_error is None
             else (metrics_error.reason, str(metrics_error)),
             model=selection.chosen,
+            seasons=selection.seasons,
+            long_history_error=long_error,
         )
         status = decision_status(decision, history, new_state, runtime)
         if metrics_error is not None:
@@ -184,6 +179,50 @@ class Evaluator:
         published = Published(history, scale.ready, scaling_spec.target_per_replica)
         publish(ref.namespace, ref.name, decision, published, runtime)
         return evaluation
+
+    def _histories(
+        self, ref: ObjectRef, spec: PredictiveScalerSpec, runtime: ObjectRuntime, now: float
+    ) -> tuple[LoadHistory, TimedSeries | None, MetricsError | None, str | None]:
+        """The recent and the long history, each from its cache extended with new samples.
+
+        The recent one decides; without it the object holds. Without the long
+        one it still forecasts, on the long history it read last (or none),
+        and says so.
+        """
+        settings = spec.forecast
+        step, points = settings.step_seconds, settings.history_points
+        # A rate over twice the step: every sample sees at least two scrapes.
+        recent_window = max(2 * step, self.settings.min_rate_window)
+        try:
+            recent = runtime.recent.read(
+                self.prometheus,
+                load_query(spec.metric, ref.namespace, spec.scale_target_ref, recent_window),
+                step=step,
+                points=points,
+                now=now,
+            )
+        except MetricsError as error:
+            return LoadHistory(np.full(points, np.nan), step, now), None, error, None
+        metrics.HISTORY_POINTS_READ.labels("recent").inc(runtime.recent.last_read_points)
+        step = settings.long_step_seconds
+        # A rate over one long step: the coarse samples average all the load, none twice.
+        long_window = max(step, self.settings.min_rate_window)
+        query = load_query(spec.metric, ref.namespace, spec.scale_target_ref, long_window)
+        # A rate describes the window before its timestamp: the long samples are
+        # placed at the same point of their windows as the recent ones, or the
+        # profile of the day would run minutes late against the recent window.
+        lag = (long_window - recent_window) / 2 if spec.metric.query is None else 0.0
+        try:
+            long = runtime.long.read(
+                self.prometheus, query, step=step, points=settings.long_history_points, now=now
+            )
+        except MetricsError as error:
+            cached = runtime.long
+            kept = cached.query == query and cached.step == step and cached.values.size > 0
+            stale = TimedSeries(cached.values.copy(), step, cached.end - lag) if kept else None
+            return recent, stale, None, f"the long history could not be read: {error}"
+        metrics.HISTORY_POINTS_READ.labels("long").inc(runtime.long.last_read_points)
+        return recent, TimedSeries(long.values, step, long.end_time - lag), None, None
 
     def _scale(
         self,

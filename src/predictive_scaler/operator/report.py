@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from predictive_scaler.forecasting.seasons import SeasonKnowledge
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState
@@ -59,9 +60,11 @@ def decision_status(
     if selection.selection is not None:
         report["backtestErrors"] = {
             name: round(score, 4)
-            for name, score in selection.selection.scores.items()
+            for name, score in selection.backtest_errors.items()
             if math.isfinite(score)
         }
+    if selection.seasons is not None:
+        report["seasons"] = seasons_status(selection.seasons)
     status["forecast"] = report
     return status
 
@@ -96,7 +99,20 @@ def publish(
     selection = runtime.selection
     chosen = (selection.chosen if selection else None) or forecast.model
     metrics.set_model(namespace, name, chosen)
-    if selection is not None and selection.selection is not None:
-        score = selection.selection.scores.get(chosen)
+    if selection is not None:
+        score = selection.backtest_errors.get(chosen)
         if score is not None and math.isfinite(score):
             metrics.BACKTEST_ERROR.labels(*labels).set(score)
+
+
+def seasons_status(seasons: SeasonKnowledge) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "found": [format_duration(period) for period in seasons.seasons],
+        "inUse": seasons.in_use,
+        "history": format_duration(seasons.history_seconds),
+        "summary": seasons.summary(),
+    }
+    if seasons.waiting_for is not None:
+        report["waitingFor"] = format_duration(seasons.waiting_for)
+        report["needed"] = format_duration(seasons.needed_seconds)
+    return report

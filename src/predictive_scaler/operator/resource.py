@@ -68,17 +68,28 @@ def _duration(value: str | None) -> str | None:
 # Prometheus answers a range query with at most 11,000 points per series; a
 # longer window would be refused, and would cost memory in every evaluation.
 MAX_HISTORY_POINTS = 11_000
+# The long history is read in as many range queries as that limit needs, but
+# only once: later cycles query only its new samples. Four queries at most.
+MAX_LONG_HISTORY_POINTS = 4 * MAX_HISTORY_POINTS
 
 
 class ForecastSettings(ApiModel):
     models: tuple[str, ...] = ("auto",)
     history: str = "6h"
     step: str = "1m"
+    # The seasons (a day, a week) are found in a long, coarse history. 15 days
+    # hold two weeks with a day to spare for gaps, as Crane's default does; at
+    # 5 minutes a day is 288 samples, fine enough for a profile of the day and
+    # 4,321 points in all (one range query, a few tens of KB per object).
+    long_history: str = "15d"
+    long_step: str = "5m"
     seasonality: str | None = None
     interval: float = Field(default=0.9, ge=0.5, le=0.99)
     refresh: str = "1h"
 
-    _durations = field_validator("history", "step", "seasonality", "refresh")(_duration)
+    _durations = field_validator(
+        "history", "step", "long_history", "long_step", "seasonality", "refresh"
+    )(_duration)
 
     @model_validator(mode="after")
     def _bounded(self) -> ForecastSettings:
@@ -87,6 +98,27 @@ class ForecastSettings(ApiModel):
                 f"spec.forecast.history: {self.history} at step {self.step} is "
                 f"{self.history_points:,} points; Prometheus answers at most "
                 f"{MAX_HISTORY_POINTS:,} per series (raise step or shorten history)"
+            )
+        if self.long_history_points > MAX_LONG_HISTORY_POINTS:
+            raise ValueError(
+                f"spec.forecast.longHistory: {self.long_history} at longStep {self.long_step} "
+                f"is {self.long_history_points:,} points; at most {MAX_LONG_HISTORY_POINTS:,} "
+                "(raise longStep or shorten longHistory)"
+            )
+        if self.long_step_seconds < self.step_seconds:
+            raise ValueError(
+                f"spec.forecast.longStep: {self.long_step} is finer than step {self.step}"
+            )
+        if parse_duration(self.long_history) < parse_duration(self.history):
+            raise ValueError(
+                f"spec.forecast.longHistory: {self.long_history} is shorter than "
+                f"history {self.history}"
+            )
+        season = self.seasonality_seconds
+        if season is not None and 2 * season > parse_duration(self.long_history):
+            raise ValueError(
+                f"spec.forecast.seasonality: two seasons of {self.seasonality} do not fit in "
+                f"longHistory {self.long_history}, so the season could never be learnt"
             )
         return self
 
@@ -97,6 +129,18 @@ class ForecastSettings(ApiModel):
     @property
     def history_points(self) -> int:
         return int(parse_duration(self.history) // self.step_seconds) + 1
+
+    @property
+    def long_step_seconds(self) -> float:
+        return parse_duration(self.long_step)
+
+    @property
+    def long_history_points(self) -> int:
+        return int(parse_duration(self.long_history) // self.long_step_seconds) + 1
+
+    @property
+    def seasonality_seconds(self) -> float | None:
+        return None if self.seasonality is None else parse_duration(self.seasonality)
 
     @property
     def season_length(self) -> int | None:

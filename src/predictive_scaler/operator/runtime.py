@@ -1,7 +1,8 @@
-"""What the operator keeps in memory per object: the fitted forecaster, a cache.
+"""What the operator keeps in memory per object: the fitted forecaster and the histories.
 
-Losing it (a restart) costs one model selection; everything a decision needs
-lives in the object's status.
+Both are caches. Losing them (a restart) costs one model selection and one
+full read of each history; everything a decision needs lives in the
+object's status.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from predictive_scaler.forecasting import ScheduledSelection
+from predictive_scaler.operator.histories import CachedHistory
 from predictive_scaler.operator.resource import ForecastSettings
 from predictive_scaler.units import parse_duration
 
@@ -25,6 +27,7 @@ def _selection_for(settings: ForecastSettings) -> ScheduledSelection:
         refresh_seconds=parse_duration(settings.refresh),
         season_length=settings.season_length,
         candidates=candidates,
+        seasonality_seconds=settings.seasonality_seconds,
     )
 
 
@@ -32,6 +35,8 @@ def _selection_for(settings: ForecastSettings) -> ScheduledSelection:
 class ObjectRuntime:
     key: ForecastSettings | None = None
     selection: ScheduledSelection | None = field(default=None, repr=False)
+    recent: CachedHistory = field(default_factory=CachedHistory, repr=False)
+    long: CachedHistory = field(default_factory=CachedHistory, repr=False)
 
     def forecaster(self, settings: ForecastSettings) -> ScheduledSelection:
         """The cached selection, rebuilt when the forecast settings changed."""

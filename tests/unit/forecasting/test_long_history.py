@@ -50,11 +50,19 @@ def test_auto_reports_the_seasons_it_found() -> None:
     assert forecaster.seasons is not None
     assert forecaster.seasons.seasons == (DAY,)
     assert forecaster.seasons.waiting_for is None
+    assert forecaster.seasons.in_use
+    assert forecaster.chosen is not None
+    assert forecaster.chosen.endswith("+season")
+    assert all(name.endswith("+season") for name in forecaster.backtest_errors)
 
 
 def test_a_short_long_history_says_how_much_it_has_and_needs() -> None:
     end = 10 * DAY
-    recent, long = histories(end, 5 * 3600)
+    recent, seen = histories(end, 5 * 3600)
+    # As the operator reads it: the whole window, missing where nothing was recorded yet.
+    window = np.full(round(15 * DAY / LONG_STEP) + 1, np.nan)
+    window[-seen.values.size :] = seen.values
+    long = TimedSeries(window, LONG_STEP, end)
     forecaster = ScheduledSelection("holt")
     forecast = forecaster.forecast_series(recent, 5, 0.9, end, long=long)
     assert forecaster.seasons is not None

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import numpy as np
+
+from predictive_scaler.forecasting import Forecast
+from predictive_scaler.forecasting.seasons import DAY, WEEK, SeasonKnowledge
 from predictive_scaler.operator.conditions import Condition, Observation, blocked, merge, observed
 from predictive_scaler.scaling import Decision, ScalingState
 
@@ -91,3 +95,34 @@ def test_dry_run_is_ready_but_not_scaling() -> None:
         "True",
         "ScaleUpLimit",
     )
+
+
+def _forecast_decision() -> Decision:
+    forecast = Forecast("holt", np.ones(2), np.zeros(2), np.full(2, 2.0), 0.9)
+    return Decision(3, 3, ("3 replicas",), ScalingState(), forecast=forecast)
+
+
+def test_a_cold_start_is_not_reliable_yet_and_says_how_much_history_it_lacks() -> None:
+    learning = SeasonKnowledge((), 5 * 3600.0, DAY, 2 * DAY, False, cold=True)
+    by_type = {c.type: c for c in observed(_seen(_forecast_decision(), seasons=learning))}
+    reliable = by_type["ForecastReliable"]
+    assert (reliable.status, reliable.reason) == ("False", "LearningSeasons")
+    assert "5 h of the 2 days needed to learn the daily season" in reliable.message
+    assert by_type["Ready"].status == "True"  # it still scales, on what it has
+
+
+def test_once_the_day_is_known_the_forecast_is_reliable_and_says_which_season() -> None:
+    known = SeasonKnowledge((DAY,), 3 * DAY, WEEK, 2 * WEEK, True)
+    reliable = {c.type: c for c in observed(_seen(_forecast_decision(), seasons=known))}[
+        "ForecastReliable"
+    ]
+    assert (reliable.status, reliable.reason) == ("True", "ModelSelected")
+    assert "daily season in use" in reliable.message
+    assert "3 days of the 14 days needed to learn the weekly season" in reliable.message
+
+
+def test_a_long_history_that_cannot_be_read_is_reported_but_does_not_hold() -> None:
+    seen = _seen(_forecast_decision(), long_history_error="Prometheus did not answer")
+    by_type = {c.type: c for c in observed(seen)}
+    assert by_type["ForecastReliable"].reason == "LongHistoryUnavailable"
+    assert by_type["ScalingActive"].status == "True"

@@ -37,6 +37,10 @@ def test_min_above_max_is_refused_even_if_the_api_server_let_it_in() -> None:
         ({"forecast": {"history": "999999d", "step": "1s"}}, "spec.forecast.history"),
         ({"forecast": {"history": "4d", "step": "30s"}}, "11,000 per series"),
         ({"scaling": {"leadTime": "2h"}}, "spec.scaling.leadTime"),
+        ({"forecast": {"longHistory": "60d", "longStep": "1m"}}, "spec.forecast.longHistory"),
+        ({"forecast": {"step": "5m", "longStep": "1m"}}, "spec.forecast.longStep"),
+        ({"forecast": {"history": "2d", "longHistory": "1d"}}, "spec.forecast.longHistory"),
+        ({"forecast": {"seasonality": "7d", "longHistory": "10d"}}, "spec.forecast.seasonality"),
     ],
 )
 def test_windows_that_would_exhaust_memory_are_refused_even_past_the_api_server(
@@ -49,6 +53,13 @@ def test_windows_that_would_exhaust_memory_are_refused_even_past_the_api_server(
 def test_the_largest_history_prometheus_answers_is_accepted() -> None:
     spec = PredictiveScalerSpec.from_body({**SPEC, "forecast": {"history": "7d", "step": "1m"}})
     assert spec.forecast.history_points == 10_081
+
+
+def test_the_long_history_defaults_to_two_weeks_and_a_day_at_five_minutes() -> None:
+    forecast = PredictiveScalerSpec.from_body(SPEC).forecast
+    assert forecast.long_history_points == 15 * 288 + 1
+    assert forecast.long_step_seconds == 300.0
+    assert forecast.seasonality_seconds == 86_400.0  # SPEC's 1d
 
 
 def test_cpu_query_matches_the_deployments_pods_by_name_in_its_namespace() -> None:

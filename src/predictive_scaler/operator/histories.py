@@ -1,0 +1,71 @@
+"""A workload's load histories, kept per object and extended with only their new samples.
+
+The long history (two weeks at 5 minutes) costs a few range queries once;
+after that a cycle asks Prometheus only for the samples since the last one
+(and the newest few again: a sample whose scrape had not yet arrived may
+have been missing). So a cycle's query cost does not grow with the window.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.scaling import LoadHistory
+
+# Samples read again each cycle: the newest may have lacked a scrape still in flight.
+REREAD_SAMPLES = 2
+
+
+class RangeSource(Protocol):
+    def samples(self, query: str, *, step: float, start: float, end: float) -> FloatArray: ...
+
+
+@dataclass
+class CachedHistory:
+    """One query's samples on a fixed grid, the last read ending at ``end``."""
+
+    query: str = ""
+    step: float = 0.0
+    values: FloatArray = field(default_factory=lambda: np.empty(0))
+    end: float = math.nan
+    # Samples queried by the last read, for tests and metrics of the query cost.
+    last_read_points: int = 0
+
+    def read(
+        self, source: RangeSource, query: str, *, step: float, points: int, now: float
+    ) -> LoadHistory:
+        """The last ``points`` samples of ``query`` up to ``now``.
+
+        A MetricsError from the source leaves the cache as it was.
+        """
+        end = math.floor(now / step) * step
+        start = end - (points - 1) * step
+        reusable = (
+            query == self.query
+            and step == self.step
+            and self.values.size == points
+            and start <= self.end <= end
+        )
+        if not reusable:
+            fresh = source.samples(query, step=step, start=start, end=end)
+            self._keep(query, step, fresh, end, fresh.size)
+            return LoadHistory(fresh.copy(), step, end)
+        if self.end == end:
+            self.last_read_points = 0
+            return LoadHistory(self.values.copy(), step, end)
+        new_from = max(start, self.end - (REREAD_SAMPLES - 1) * step)
+        tail = source.samples(query, step=step, start=new_from, end=end)
+        shift = round((end - self.end) / step)
+        values = np.concatenate([self.values[shift:], np.full(shift, np.nan)])
+        values[values.size - tail.size :] = tail
+        self._keep(query, step, values, end, tail.size)
+        return LoadHistory(values.copy(), step, end)
+
+    def _keep(self, query: str, step: float, values: FloatArray, end: float, read: int) -> None:
+        self.query, self.step, self.values, self.end = query, step, values, end
+        self.last_read_points = read

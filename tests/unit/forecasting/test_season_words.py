@@ -1,0 +1,60 @@
+"""What the forecaster says of the seasons: how much history there is and how much is needed."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries, season_knowledge
+
+STEP = 300.0
+
+
+def _daily(observed_days: float, window_days: float = 15.0) -> TimedSeries:
+    size = round(window_days * DAY / STEP) + 1
+    seen = round(observed_days * DAY / STEP)
+    times = np.arange(size) * STEP
+    rng = np.random.default_rng(7)
+    values = 50 + 30 * np.sin(2 * np.pi * times / DAY) + rng.normal(0, 2, size)
+    values[: size - seen] = np.nan
+    return TimedSeries(values, STEP, float(times[-1]))
+
+
+def test_hours_into_a_cold_start_it_says_how_much_of_two_days_there_is() -> None:
+    knowledge, profile = season_knowledge(_daily(5 / 24), None)
+    assert knowledge.cold
+    assert profile is None
+    assert knowledge.summary() == "5 h of the 2 days needed to learn the daily season"
+
+
+def test_once_two_days_are_there_the_day_is_found_and_the_week_still_awaited() -> None:
+    knowledge, profile = season_knowledge(_daily(3), None)
+    assert not knowledge.cold
+    assert profile is not None
+    assert knowledge.seasons == (DAY,)
+    assert knowledge.waiting_for == WEEK
+    assert "3 days of the 14 days needed to learn the weekly season" in knowledge.summary()
+
+
+def test_a_week_that_cannot_fit_twice_in_the_window_is_not_looked_for() -> None:
+    knowledge, _ = season_knowledge(_daily(10, window_days=10), None)
+    assert knowledge.looked_for == (DAY,)
+    assert knowledge.waiting_for is None
+    assert "weekly" not in knowledge.summary()
+
+
+def test_a_configured_season_is_awaited_alone() -> None:
+    knowledge, profile = season_knowledge(_daily(1), 12 * 3600.0)
+    assert knowledge.seasons == (12 * 3600.0,)
+    assert profile is not None
+    cold, _ = season_knowledge(_daily(0.5), DAY)
+    assert cold.cold
+    assert cold.summary() == "12 h of the 2 days needed to learn the daily season"
+
+
+def test_a_load_without_seasons_is_told_so_after_the_window_is_full() -> None:
+    rng = np.random.default_rng(3)
+    flat = TimedSeries(50 + rng.normal(0, 5, 4321), STEP, 4320 * STEP)
+    knowledge, profile = season_knowledge(flat, None)
+    assert profile is None
+    assert knowledge.waiting_for is None
+    assert knowledge.summary() == "no daily or weekly season in 15 days"

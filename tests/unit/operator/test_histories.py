@@ -1,0 +1,75 @@
+"""The per-object history cache asks Prometheus only for what it has not seen."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.operator.histories import REREAD_SAMPLES, CachedHistory
+from predictive_scaler.operator.prometheus import MetricsError
+
+STEP = 60.0
+
+
+class Grid:
+    """A series whose value at time t is t / STEP, with the reads it was asked for."""
+
+    def __init__(self) -> None:
+        self.reads: list[tuple[float, float]] = []
+        self.fail = False
+
+    def samples(self, query: str, *, step: float, start: float, end: float) -> FloatArray:
+        if self.fail:
+            raise MetricsError("Timeout", "no answer")
+        self.reads.append((start, end))
+        return np.arange(start, end + step / 2, step) / step
+
+
+def test_the_first_read_fetches_the_whole_window_and_later_ones_only_new_samples() -> None:
+    source, cache = Grid(), CachedHistory()
+    first = cache.read(source, "q", step=STEP, points=100, now=6000.0 + 30)
+    assert source.reads == [(6000.0 - 99 * STEP, 6000.0)]
+    assert first.values[-1] == 100.0
+    later = cache.read(source, "q", step=STEP, points=100, now=6000.0 + 3 * STEP + 5)
+    assert source.reads[-1] == (6000.0 - (REREAD_SAMPLES - 1) * STEP, 6000.0 + 3 * STEP)
+    assert cache.last_read_points == REREAD_SAMPLES + 3
+    expected = np.arange(6000.0 - 96 * STEP, 6000.0 + 3 * STEP + 1, STEP) / STEP
+    np.testing.assert_array_equal(later.values, expected)
+
+
+def test_nothing_is_queried_while_no_new_sample_is_due() -> None:
+    source, cache = Grid(), CachedHistory()
+    cache.read(source, "q", step=STEP, points=10, now=600.0)
+    cache.read(source, "q", step=STEP, points=10, now=600.0 + STEP - 1)
+    assert len(source.reads) == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "points", "now"),
+    [("other", 10, 660.0), ("q", 20, 660.0), ("q", 10, 600.0 + 11 * STEP)],
+    ids=["query changed", "window changed", "cache too old"],
+)
+def test_a_different_query_window_or_a_stale_cache_is_read_whole(
+    query: str, points: int, now: float
+) -> None:
+    source, cache = Grid(), CachedHistory()
+    cache.read(source, "q", step=STEP, points=10, now=600.0)
+    history = cache.read(source, query, step=STEP, points=points, now=now)
+    end = math.floor(now / STEP) * STEP
+    assert source.reads[-1] == (end - (points - 1) * STEP, end)
+    assert history.values.size == points
+
+
+def test_a_failed_read_keeps_what_was_cached() -> None:
+    source, cache = Grid(), CachedHistory()
+    kept = cache.read(source, "q", step=STEP, points=10, now=600.0).values
+    source.fail = True
+    with pytest.raises(MetricsError):
+        cache.read(source, "q", step=STEP, points=10, now=600.0 + 5 * STEP)
+    np.testing.assert_array_equal(cache.values, kept)
+    source.fail = False
+    resumed = cache.read(source, "q", step=STEP, points=10, now=600.0 + 5 * STEP)
+    np.testing.assert_array_equal(resumed.values, np.arange(6.0, 16.0))
