@@ -18,7 +18,12 @@ from predictive_scaler.cli.arguments import (
 )
 from predictive_scaler.forecasting import MODEL_NAMES
 from predictive_scaler.simulation import BacktestResult, BacktestSettings, Outcome, run_backtest
-from predictive_scaler.simulation.backtest import DEFAULT_HISTORY_SECONDS, DEFAULT_TARGET
+from predictive_scaler.simulation.backtest import (
+    DEFAULT_HISTORY_SECONDS,
+    DEFAULT_LONG_HISTORY_SECONDS,
+    DEFAULT_LONG_STEP_SECONDS,
+    DEFAULT_TARGET,
+)
 
 
 class Frozen(BaseModel):
@@ -113,6 +118,23 @@ def add_parser(commands: Any) -> None:
         help="history window each forecast sees, e.g. 6h (default 6h)",
     )
     backtest.add_argument(
+        "--long-history",
+        type=duration_seconds,
+        default=DEFAULT_LONG_HISTORY_SECONDS,
+        help="long history the seasons are found in, as spec.forecast.longHistory (default 15d)",
+    )
+    backtest.add_argument(
+        "--long-step",
+        type=duration_seconds,
+        default=DEFAULT_LONG_STEP_SECONDS,
+        help="sample spacing of the long history (default 5m)",
+    )
+    backtest.add_argument(
+        "--seasonality",
+        type=duration_seconds,
+        help="the load's season, as spec.forecast.seasonality (default: looked for)",
+    )
+    backtest.add_argument(
         "--season-length", type=positive_int, help="season in steps, for seasonal models"
     )
     backtest.add_argument(
@@ -144,6 +166,9 @@ def run(args: argparse.Namespace) -> BacktestReport:
         model=args.model,
         history_seconds=args.history,
         season_length=args.season_length,
+        long_history_seconds=args.long_history,
+        long_step_seconds=args.long_step,
+        seasonality_seconds=args.seasonality,
     )
     with tqdm(
         total=max(0, load.size - settings.history_steps(step)),

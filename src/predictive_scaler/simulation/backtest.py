@@ -11,7 +11,12 @@ import numpy as np
 from predictive_scaler.forecasting import ScheduledSelection
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.refresh import DEFAULT_REFRESH_SECONDS
-from predictive_scaler.simulation.forecasts import ForecastTable, Progress, forecast_trace
+from predictive_scaler.simulation.forecasts import (
+    ForecastTable,
+    LongWindow,
+    Progress,
+    forecast_trace,
+)
 from predictive_scaler.simulation.matched import Matched, compare
 from predictive_scaler.simulation.policies import HpaPolicy, OraclePolicy, PredictivePolicy
 from predictive_scaler.simulation.replay import (
@@ -31,6 +36,8 @@ PREDICTIVE_SWEEP = tuple(round(u, 2) for u in np.arange(0.40, 1.501, 0.05))
 # design.md: the baseline's U between 0.5 and 0.9.
 BASELINE_SWEEP = tuple(round(u, 2) for u in np.arange(0.50, 0.901, 0.05))
 DEFAULT_HISTORY_SECONDS = 6 * 3600.0
+DEFAULT_LONG_HISTORY_SECONDS = 15 * 86_400.0
+DEFAULT_LONG_STEP_SECONDS = 300.0
 MIN_HISTORY_STEPS = 60
 
 
@@ -45,6 +52,10 @@ class BacktestSettings:
     history_seconds: float = DEFAULT_HISTORY_SECONDS
     refresh_seconds: float = DEFAULT_REFRESH_SECONDS
     season_length: int | None = None
+    # The operator's long history (spec.forecast.longHistory / longStep defaults).
+    long_history_seconds: float = DEFAULT_LONG_HISTORY_SECONDS
+    long_step_seconds: float = DEFAULT_LONG_STEP_SECONDS
+    seasonality_seconds: float | None = None
     capacity: float | None = None
     predictive_sweep: Sequence[float] = PREDICTIVE_SWEEP
     baseline_sweep: Sequence[float] = BASELINE_SWEEP
@@ -93,7 +104,9 @@ def forecast_table(
             settings.model,
             refresh_seconds=settings.refresh_seconds,
             season_length=settings.season_length,
+            seasonality_seconds=settings.seasonality_seconds,
         ),
+        long=LongWindow.of(settings.long_history_seconds, settings.long_step_seconds, step_seconds),
         progress=progress,
     )
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from predictive_scaler.forecasting import Forecast, ScheduledSelection
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.seasons import TimedSeries
 from predictive_scaler.scaling import LoadHistory
 
 Progress = Callable[[int, int], None]
@@ -75,6 +76,36 @@ def history_before(
     return LoadHistory(load[max(0, t - history_steps) : t], step_seconds, (t - 1) * step_seconds)
 
 
+@dataclass(frozen=True)
+class LongWindow:
+    """The operator's long history in trace steps: ``steps`` back, averaged ``factor`` at a time."""
+
+    steps: int
+    factor: int
+
+    @classmethod
+    def of(cls, seconds: float, long_step_seconds: float, step_seconds: float) -> LongWindow:
+        factor = max(1, round(long_step_seconds / step_seconds))
+        return cls(max(factor, round(seconds / step_seconds) // factor * factor), factor)
+
+    def before(self, load: FloatArray, t: int, step_seconds: float) -> TimedSeries:
+        """What the operator's long history holds at step ``t``, missing before the trace began.
+
+        Each coarse sample is the mean of ``factor`` steps, as a rate over the
+        long step is in Prometheus, placed at the middle of its steps as the
+        operator places it (see ``Evaluator._histories``).
+        """
+        window = np.full(self.steps, np.nan)
+        seen = load[max(0, t - self.steps) : t]
+        window[window.size - seen.size :] = seen
+        blocks = window.reshape(-1, self.factor)
+        counts = np.isfinite(blocks).sum(axis=1)
+        sums = np.nansum(blocks, axis=1)
+        coarse = np.divide(sums, counts, out=np.full(counts.size, np.nan), where=counts > 0)
+        end = (t - 1) * step_seconds - (self.factor - 1) / 2 * step_seconds
+        return TimedSeries(np.asarray(coarse, dtype=np.float64), self.factor * step_seconds, end)
+
+
 def forecast_trace(
     load: FloatArray,
     *,
@@ -84,9 +115,14 @@ def forecast_trace(
     level: float,
     step_seconds: float,
     forecaster: ScheduledSelection,
+    long: LongWindow | None = None,
     progress: Progress | None = None,
 ) -> ForecastTable:
-    """Forecast ``horizon`` steps at every step from ``start``, from the last ``history_steps``."""
+    """Forecast ``horizon`` steps at every step from ``start``, from the last ``history_steps``.
+
+    With ``long``, the forecaster also sees the long history the operator
+    would have read, and finds and uses its seasons as the operator does.
+    """
     steps = load.size - start
     mean = np.full((steps, horizon), np.nan)
     lower, upper = mean.copy(), mean.copy()
@@ -95,7 +131,14 @@ def forecast_trace(
         history = history_before(load, t, history_steps, step_seconds)
         model = "none"
         if history.problem(t * step_seconds) is None:
-            forecast = forecaster.forecast(history.values, horizon, level, t * step_seconds)
+            recent = TimedSeries(history.values, step_seconds, history.end_time)
+            forecast = forecaster.forecast_series(
+                recent,
+                horizon,
+                level,
+                t * step_seconds,
+                long=None if long is None else long.before(load, t, step_seconds),
+            )
             mean[row], lower[row], upper[row] = forecast.mean, forecast.lower, forecast.upper
             model = forecaster.chosen or forecast.model
         models.append(model)
