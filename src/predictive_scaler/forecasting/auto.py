@@ -96,7 +96,7 @@ class Auto(ForecastModel):
         return self.model_.residuals_
 
     def _predict_mean(self, h: int) -> FloatArray:
-        return self._predict_interval(h, 0.8)[0]
+        return self.model_.forecast_mean(h)
 
     def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         # Calibrated on the chosen model's backtest errors (see calibration.py),
