@@ -104,6 +104,20 @@ def residual_interval(
     return mean - half_width, mean + half_width
 
 
+def guarded_means(means: FloatArray, y: FloatArray, origins: Sequence[int]) -> FloatArray:
+    """Rows of forecast means as :meth:`ForecastModel.forecast_mean` would give them.
+
+    A row that is not finite becomes the naive forecast from its origin, and
+    values are clipped to [0, MAX_LOAD]: for models that forecast every
+    origin at once (see :meth:`ForecastModel.rolling_means`).
+    """
+    table = np.array(means, dtype=np.float64)
+    bad = ~np.isfinite(table).all(axis=1)
+    if bad.any():
+        table[bad] = y[np.asarray(origins)[bad] - 1][:, None]
+    return np.clip(table, 0.0, MAX_LOAD)
+
+
 class ForecastModel(ABC):
     """Base of every registered model; see the module docstring for the contract."""
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,13 +18,65 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from statsmodels.tsa.arima.model import ARIMA
 from statsmodels.tsa.stattools import kpss
 
-from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.base import ForecastModel, guarded_means
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.models.search import lowest_criterion
 
 Order = tuple[int, int, int]
 CRITERIA = ("aic", "bic", "aicc")
 KPSS_SIGNIFICANCE = 0.05
+
+
+class RecentResults:
+    """The last few statsmodels results by what produced them: a fit or a filter is a pure
+    function of the window and the settings (or parameters).
+
+    In one selection ``arima`` and ``arima_rbf``'s linear part search the same
+    orders on the same window and filter it with the same parameters; this
+    lets the second reuse the first's work (an order search is most of a
+    selection's cost) instead of repeating it.
+    """
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._results: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._results:
+                self._results.move_to_end(key)
+                return self._results[key]
+        value = compute()
+        with self._lock:
+            self._results[key] = value
+            while len(self._results) > self.size:
+                self._results.popitem(last=False)
+        return value
+
+
+RECENT = RecentResults()
+
+
+def state_space_forecasts(filtered: Any, origins: Sequence[int], horizon: int) -> FloatArray | None:
+    """Forecast means from every origin of one statsmodels filter pass: (origins, horizon).
+
+    The predicted state at an origin is the one a filter over the series up
+    to it reaches, so the forecasts are those of an update there. None when
+    the model's matrices vary with time (the forecast then needs statsmodels).
+    """
+    design, transition = filtered.design, filtered.transition
+    obs_intercept, state_intercept = filtered.obs_intercept, filtered.state_intercept
+    if design.shape[2] != 1 or transition.shape[2] != 1 or design.shape[0] != 1:
+        return None
+    if np.ptp(obs_intercept, axis=1).any() or np.ptp(state_intercept, axis=1).any():
+        return None
+    states = filtered.predicted_state[:, list(origins)]
+    means = np.empty((len(origins), horizon))
+    for step in range(horizon):
+        means[:, step] = (design[:, :, 0] @ states + obs_intercept[:, :1])[0]
+        states = transition[:, :, 0] @ states + state_intercept[:, :1]
+    return means
 
 
 def differencing_order(y: FloatArray, max_d: int) -> int:
@@ -85,20 +140,54 @@ class Arima(ForecastModel):
         window = y[-self.max_window :]
         # Warm-starting from a previous fit's parameters makes a refit ~5x faster.
         start = self.start_params if self.order is not None else None
+        settings = (self.order, self.max_p, self.max_d, self.max_q, self.criterion, start)
+        self.information_criterion_, self.order_, self.results_ = RECENT.get(
+            ("fit", settings, window.tobytes()), lambda: self._search(window, start)
+        )
+        return self._residuals()
+
+    def _search(self, window: FloatArray, start: tuple[float, ...] | None) -> Any:
+        """(criterion, order, results) of the order with the lowest criterion."""
 
         def fit(order: Order) -> Any:
             trend = "c" if order[1] == 0 else "n"
             return ARIMA(window, order=order, trend=trend).fit(start_params=start)
 
-        self.information_criterion_, self.order_, self.results_ = lowest_criterion(
-            self.candidate_orders(window), fit, self.criterion
-        )
-        return self._residuals()
+        return lowest_criterion(self.candidate_orders(window), fit, self.criterion)
 
     def _update(self, y: FloatArray) -> FloatArray:
         # Kalman filter only, with the fitted parameters: ~3 ms instead of ~50.
-        self.results_ = self.results_.apply(y[-self.max_window :])
+        self.results_ = self._filtered(y[-self.max_window :])
         return self._residuals()
+
+    def _filtered(self, window: FloatArray) -> Any:
+        """The fitted model's Kalman filter over ``window``, parameters kept."""
+        results = self.results_
+        key = ("filter", self.order_, results.params.tobytes(), window.tobytes())
+        return RECENT.get(key, lambda: results.apply(window))
+
+    def filter_through(self, y: FloatArray, origins: Sequence[int]) -> Any:
+        """One filter pass up to the last origin, or None when an update differs from it.
+
+        An update re-filters its window from the window's start; when every
+        origin's window starts at the series' start (no longer than
+        ``max_window``) and this fit was made at the first origin, that is
+        the same filter, read at each origin.
+        """
+        if self.is_degraded or self.y_.size != origins[0] or origins[-1] > self.max_window:
+            return None
+        return self._filtered(y[: origins[-1]])
+
+    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+        filtered = self.filter_through(y, origins)
+        means = (
+            None
+            if filtered is None
+            else state_space_forecasts(filtered.filter_results, origins, horizon)
+        )
+        if means is None:
+            return super().rolling_means(y, origins, horizon)
+        return guarded_means(means, y, origins)
 
     def _residuals(self) -> FloatArray:
         # The first 1 + d residuals measure the diffuse start, not the model.
@@ -213,6 +302,27 @@ class ArimaRbf(ForecastModel):
         features, targets = lagged(residuals, self.lags)
         self.recent_residuals_ = residuals[-self.lags :]
         return np.asarray(targets - self.network_.predict(features), dtype=np.float64)
+
+    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+        # The linear part's filter once (shared with arima's backtest), then
+        # the network's recursive correction from every origin at once.
+        filtered = None if self.is_degraded else self.arima_.filter_through(y, origins)
+        linear = (
+            None
+            if filtered is None
+            else state_space_forecasts(filtered.filter_results, origins, horizon)
+        )
+        if filtered is None or linear is None:
+            return super().rolling_means(y, origins, horizon)
+        correction = np.zeros_like(linear)
+        if self.network_ is not None:
+            residuals = np.asarray(filtered.resid, dtype=np.float64)
+            history = np.array([residuals[origin - self.lags : origin] for origin in origins])
+            for step in range(horizon):
+                rows = history[:, ::-1][:, : self.lags]
+                correction[:, step] = self.network_.predict(np.ascontiguousarray(rows))
+                history = np.column_stack([history, correction[:, step]])
+        return guarded_means(linear + correction, y, origins)
 
     def _residual_correction(self, h: int) -> FloatArray:
         if self.network_ is None:
