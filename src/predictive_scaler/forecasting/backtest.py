@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.base import ForecastModel, model_numerics
 from predictive_scaler.forecasting.forecast import FloatArray
 
 
@@ -41,6 +41,8 @@ def backtest_errors(
     is not the model being measured.
     """
     model = fitted if fitted is not None else template.clone().fit(y[: origins[0]])
-    means = model.rolling_means(y, origins, horizon)
+    # Models that forecast every origin at once call their libraries here.
+    with model_numerics(model.uses_thread_pools):
+        means = model.rolling_means(y, origins, horizon)
     actual = y[np.asarray(origins)[:, None] + np.arange(horizon)]
     return np.asarray(actual - means, dtype=np.float64)

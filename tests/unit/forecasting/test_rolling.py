@@ -7,6 +7,7 @@ import pytest
 
 from predictive_scaler.forecasting import ForecastModel, make_model
 from predictive_scaler.forecasting.backtest import rolling_origins
+from predictive_scaler.forecasting.models.arima import ArimaRbf
 from tests.conftest import seasonal_load
 
 SERIES = seasonal_load(240)
@@ -30,3 +31,10 @@ def test_forecast_mean_is_the_mean_of_predict() -> None:
     for name in ("naive", "brown", "holt", "arima", "gbdt", "grey_es"):
         model = make_model(name).fit(SERIES)
         np.testing.assert_allclose(model.forecast_mean(4), model.predict(4).mean, rtol=1e-12)
+
+
+def test_the_networks_numpy_output_is_its_pipelines() -> None:
+    model = ArimaRbf().fit(SERIES)
+    assert model.network_ is not None
+    rows = np.random.default_rng(0).normal(0.0, 5.0, (20, model.lags))
+    np.testing.assert_allclose(model._network(rows), model.network_.predict(rows), rtol=1e-9)

@@ -102,6 +102,24 @@ class StateSpaceSmoothing(ForecastModel):
         self.results_ = ets_model(y, self.max_window, self._config()).smooth(self.results_.params)
         return np.asarray(self.results_.resid, dtype=np.float64)
 
+    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+        # An update smooths its window from the fitted initial states with the
+        # fitted parameters; when every window starts at the series' start,
+        # one pass holds the state at every origin.
+        if self.is_degraded or self.y_.size != origins[0] or origins[-1] > self.max_window:
+            return super().rolling_means(y, origins, horizon)
+        trend, damped = self._config()
+        results = ets_model(y[: origins[-1]], self.max_window, (trend, damped)).smooth(
+            self.results_.params
+        )
+        states = np.asarray(results.states, dtype=np.float64)[np.asarray(origins) - 1]
+        means = np.repeat(states[:, :1], horizon, axis=1)
+        if trend is not None:
+            phi = float(results.damping_trend) if damped else 1.0
+            growth = np.cumsum(phi ** np.arange(1, horizon + 1, dtype=np.float64))
+            means = means + states[:, 1:2] * growth
+        return guarded_means(means, y, origins)
+
     def _predict_mean(self, h: int) -> FloatArray:
         return np.asarray(self.results_.forecast(h), dtype=np.float64)
 
