@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.base import ForecastModel, model_numerics
 from predictive_scaler.forecasting.calibration import conformal_offsets
 from predictive_scaler.forecasting.catalog import make_base_model
 from predictive_scaler.forecasting.forecast import FloatArray
@@ -79,12 +79,17 @@ class Auto(ForecastModel):
         """Why a fitted candidate cannot be used on ``y``, or None when it can."""
         if model.fallback_reason_ is not None:
             return model.fallback_reason_
-        check = model.predict(self.selection_.horizon)
-        if check.notes:  # its predict failed and the base class stood in
-            return "; ".join(check.notes)
+        # Its mean only: auto's band comes from the backtest errors, not from it.
+        try:
+            with model_numerics(model.uses_thread_pools):
+                mean = np.asarray(model._predict_mean(self.selection_.horizon), dtype=np.float64)
+        except Exception as error:  # noqa: BLE001 - as in ForecastModel.predict
+            return f"{model.name} predict failed ({error})"
+        if not np.isfinite(mean).all():
+            return f"{model.name} forecasts non-finite values"
         peak = float(y.max())
-        if peak > 0.0 and check.mean.max() > ABSURD_GROWTH * peak:
-            return f"forecast {check.mean.max():.4g} is over {ABSURD_GROWTH:g}x the peak"
+        if peak > 0.0 and mean.max() > ABSURD_GROWTH * peak:
+            return f"forecast {mean.max():.4g} is over {ABSURD_GROWTH:g}x the peak"
         return None
 
     def _update(self, y: FloatArray) -> FloatArray:
@@ -96,17 +101,18 @@ class Auto(ForecastModel):
         return self.model_.residuals_
 
     def _predict_mean(self, h: int) -> FloatArray:
-        return self._predict_interval(h, 0.8)[0]
+        return self.model_.forecast_mean(h)
 
     def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         # Calibrated on the chosen model's backtest errors (see calibration.py),
         # not widened to the union with its own textbook band.
-        own = self.model_.predict(h, level)
         try:
             low, high = conformal_offsets(self.chosen_errors_, h, level)
         except ValueError:
+            own = self.model_.predict(h, level)
             return own.mean, own.lower, own.upper
-        return own.mean, own.mean + low, own.mean + high
+        mean = self.model_.forecast_mean(h)
+        return mean, mean + low, mean + high
 
     def describe(self) -> str:
         """One line for logs and status: which model, and how the others scored."""

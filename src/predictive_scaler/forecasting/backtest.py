@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.base import ForecastModel, model_numerics
 from predictive_scaler.forecasting.forecast import FloatArray
 
 
@@ -24,22 +24,25 @@ def rolling_origins(n: int, horizon: int, n_origins: int, min_train: int) -> lis
 
 
 def backtest_errors(
-    template: ForecastModel, y: FloatArray, horizon: int, origins: list[int]
+    template: ForecastModel,
+    y: FloatArray,
+    horizon: int,
+    origins: list[int],
+    fitted: ForecastModel | None = None,
 ) -> FloatArray:
     """Errors (actual - forecast) of ``template`` at each origin: (origins, horizon).
 
     The model is fitted at the first origin and only updated (parameters
     kept) at the later ones, which is how it runs between two refreshes of
     :class:`~predictive_scaler.forecasting.ScheduledSelection`, and costs a
-    fifth of refitting everywhere. Raises ValueError when the model degrades
-    to naive at an origin, since then it is not the model being measured.
+    fifth of refitting everywhere. ``fitted``, when given, is that first fit
+    already made (the selection's probe), and is updated in place. Raises
+    ValueError when the model degrades to naive at an origin, since then it
+    is not the model being measured.
     """
-    errors = np.empty((len(origins), horizon))
-    model = template.clone()
-    for row, origin in enumerate(origins):
-        model = model.update(y[:origin]) if row else model.fit(y[:origin])
-        if model.is_degraded:
-            raise ValueError(model.fallback_reason_)
-        forecast = model.predict(horizon)
-        errors[row] = y[origin : origin + horizon] - forecast.mean
-    return errors
+    model = fitted if fitted is not None else template.clone().fit(y[: origins[0]])
+    # Models that forecast every origin at once call their libraries here.
+    with model_numerics(model.uses_thread_pools):
+        means = model.rolling_means(y, origins, horizon)
+    actual = y[np.asarray(origins)[:, None] + np.arange(horizon)]
+    return np.asarray(actual - means, dtype=np.float64)

@@ -22,7 +22,7 @@ import functools
 import inspect
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from statistics import NormalDist
 from typing import Any, ClassVar, Self
@@ -102,6 +102,20 @@ def residual_interval(
     sigma = float(np.std(finite, ddof=1)) if finite.size >= 2 else 0.0
     half_width = normal_quantile(level) * sigma * step_scale
     return mean - half_width, mean + half_width
+
+
+def guarded_means(means: FloatArray, y: FloatArray, origins: Sequence[int]) -> FloatArray:
+    """Rows of forecast means as :meth:`ForecastModel.forecast_mean` would give them.
+
+    A row that is not finite becomes the naive forecast from its origin, and
+    values are clipped to [0, MAX_LOAD]: for models that forecast every
+    origin at once (see :meth:`ForecastModel.rolling_means`).
+    """
+    table = np.array(means, dtype=np.float64)
+    bad = ~np.isfinite(table).all(axis=1)
+    if bad.any():
+        table[bad] = y[np.asarray(origins)[bad] - 1][:, None]
+    return np.clip(table, 0.0, MAX_LOAD)
 
 
 class ForecastModel(ABC):
@@ -185,6 +199,49 @@ class ForecastModel(ABC):
         lower = np.clip(np.minimum(lower, mean), 0.0, MAX_LOAD)
         upper = np.clip(np.maximum(upper, mean), 0.0, MAX_LOAD)
         return Forecast(self.name, mean, lower, upper, level, tuple(notes))
+
+    def forecast_mean(self, h: int) -> FloatArray:
+        """``predict(h).mean`` without the interval: all a backtest compares.
+
+        The same guarantees as the mean of :meth:`predict`: the naive forecast
+        when the model fell back or its forecast fails or is not finite, and
+        values clipped to [0, MAX_LOAD]. An interval costs several times the
+        mean for the statsmodels models, and a backtest makes hundreds.
+        """
+        check_horizon(h)
+        if not hasattr(self, "y_"):
+            raise NotFittedError(f"{self.name}: call fit() before forecast_mean()")
+        h = int(h)
+        mean: FloatArray | None = None
+        if self.fallback_reason_ is None:
+            try:
+                with model_numerics(self.uses_thread_pools):
+                    mean = np.asarray(self._predict_mean(h), dtype=np.float64)
+            except Exception:  # noqa: BLE001 - same reasoning as in fit()
+                mean = None
+            if mean is not None and (mean.shape != (h,) or not np.isfinite(mean).all()):
+                mean = None
+        if mean is None:
+            mean = np.full(h, self.y_[-1])
+        return np.clip(mean, 0.0, MAX_LOAD)
+
+    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+        """Forecast means from each origin (rows), this model being fitted on ``y[:origins[0]]``.
+
+        At the later origins the model is only updated (parameters kept), as
+        between two refreshes of a ScheduledSelection. ValueError when it
+        degrades to naive at an origin, since then it is not the model being
+        measured. Models whose update is a filter with fixed parameters
+        override this to run the filter once over the whole series.
+        """
+        means = np.empty((len(origins), horizon))
+        for row, origin in enumerate(origins):
+            if row:
+                self.update(y[:origin])
+            if self.is_degraded:
+                raise ValueError(self.fallback_reason_)
+            means[row] = self.forecast_mean(horizon)
+        return means
 
     @property
     def is_degraded(self) -> bool:

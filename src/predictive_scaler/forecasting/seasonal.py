@@ -116,16 +116,20 @@ class Deseasonalized(ForecastModel):
         return np.asarray(sums / counts, dtype=np.float64)
 
     def _predict_mean(self, h: int) -> FloatArray:
-        return self._predict_interval(h, 0.8)[0]
+        return self.model_.forecast_mean(h) + self._season_back(h)
 
-    def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-        # The inner model's Forecast is clipped at zero in the shifted space,
-        # which is what a non-negative load needs; undo the shift, add the season.
-        inner = self.model_.predict(h, level)
+    def _season_back(self, h: int) -> FloatArray | float:
+        """What turns the inner model's shifted, adjusted forecast back into load."""
         season = (
             0.0
             if self.profile_ is None
             else self.profile_[self._phases(self.y_.size, self.y_.size + h)]
         )
-        back = season - self.shift_
+        return season - self.shift_
+
+    def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+        # The inner model's Forecast is clipped at zero in the shifted space,
+        # which is what a non-negative load needs; undo the shift, add the season.
+        inner = self.model_.predict(h, level)
+        back = self._season_back(h)
         return inner.mean + back, inner.lower + back, inner.upper + back

@@ -197,10 +197,11 @@ def select_model(
             if probe.is_degraded:
                 raise ValueError(probe.fallback_reason_)
             template = probe.clone_with_fitted_structure()
+            # The probe is the fit at the first origin: the backtest goes on from it.
             errors = (
                 naive_errors
                 if name == Naive.name
-                else backtest_errors(template, y, horizon, origins)
+                else backtest_errors(template, y, horizon, origins, fitted=probe)
             )
         except ValueError as error:
             failures.append((name, str(error)))

@@ -58,5 +58,5 @@ class Combination(ForecastModel):
         return np.asarray(np.mean(tails, axis=0), dtype=np.float64)
 
     def _predict_mean(self, h: int) -> FloatArray:
-        means = [member.predict(h).mean for member in self.fitted_]
+        means = [member.forecast_mean(h) for member in self.fitted_]
         return np.asarray(np.mean(means, axis=0), dtype=np.float64)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,7 @@ import pandas as pd
 from scipy.signal import lfilter
 from statsmodels.tsa.exponential_smoothing.ets import ETSModel
 
-from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.base import ForecastModel, guarded_means
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.models.search import lowest_criterion
 
@@ -39,14 +40,26 @@ class Brown(ForecastModel):
         self.alpha = alpha
 
     def _fit(self, y: FloatArray) -> FloatArray:
-        s1 = exponential_filter(y, self.alpha)
-        s2 = exponential_filter(s1, self.alpha)
-        levels = 2.0 * s1 - s2
-        trends = self.alpha / (1.0 - self.alpha) * (s1 - s2)
+        levels, trends = self._levels_and_trends(y)
         self.level_ = float(levels[-1])
         self.trend_ = float(trends[-1])
         one_step_ahead = levels[:-1] + trends[:-1]
         return y[1:] - one_step_ahead
+
+    def _levels_and_trends(self, y: FloatArray) -> tuple[FloatArray, FloatArray]:
+        s1 = exponential_filter(y, self.alpha)
+        s2 = exponential_filter(s1, self.alpha)
+        return 2.0 * s1 - s2, self.alpha / (1.0 - self.alpha) * (s1 - s2)
+
+    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+        # The smoothing is a causal filter from y_0: its value at each origin
+        # is what a fit there gives, so one pass serves every origin.
+        if self.is_degraded or len(origins) == 0:
+            return super().rolling_means(y, origins, horizon)
+        levels, trends = self._levels_and_trends(y[: origins[-1]])
+        ends = np.asarray(origins) - 1
+        steps = np.arange(1, horizon + 1, dtype=np.float64)
+        return guarded_means(levels[ends, None] + trends[ends, None] * steps, y, origins)
 
     def _predict_mean(self, h: int) -> FloatArray:
         return self.level_ + self.trend_ * np.arange(1, h + 1, dtype=np.float64)
@@ -88,6 +101,24 @@ class StateSpaceSmoothing(ForecastModel):
         # The filter alone, with the fitted parameters (no optimisation).
         self.results_ = ets_model(y, self.max_window, self._config()).smooth(self.results_.params)
         return np.asarray(self.results_.resid, dtype=np.float64)
+
+    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+        # An update smooths its window from the fitted initial states with the
+        # fitted parameters; when every window starts at the series' start,
+        # one pass holds the state at every origin.
+        if self.is_degraded or self.y_.size != origins[0] or origins[-1] > self.max_window:
+            return super().rolling_means(y, origins, horizon)
+        trend, damped = self._config()
+        results = ets_model(y[: origins[-1]], self.max_window, (trend, damped)).smooth(
+            self.results_.params
+        )
+        states = np.asarray(results.states, dtype=np.float64)[np.asarray(origins) - 1]
+        means = np.repeat(states[:, :1], horizon, axis=1)
+        if trend is not None:
+            phi = float(results.damping_trend) if damped else 1.0
+            growth = np.cumsum(phi ** np.arange(1, horizon + 1, dtype=np.float64))
+            means = means + states[:, 1:2] * growth
+        return guarded_means(means, y, origins)
 
     def _predict_mean(self, h: int) -> FloatArray:
         return np.asarray(self.results_.forecast(h), dtype=np.float64)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from sklearn.ensemble import GradientBoostingRegressor
 
-from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.base import ForecastModel, guarded_means, model_numerics
 from predictive_scaler.forecasting.forecast import FloatArray
+
+# What _fit returns while the holdout residuals are not computed yet.
+_PENDING: FloatArray = np.empty(0)
 
 
 class GradientBoostedTrees(ForecastModel):
@@ -74,19 +79,62 @@ class GradientBoostedTrees(ForecastModel):
         # Position (in the whole series) of the value each target leads to.
         positions = self.offset_ + np.arange(self.lags + 1, window.size, dtype=np.float64)
         features = np.column_stack([lag_rows, self._phase_features(positions)])
-        split = int(len(targets) * (1.0 - self.holdout))
-        probe = self._regressor().fit(features[:split], targets[:split])
-        residuals = targets[split:] - probe.predict(features[split:])
         self.regressor_ = self._regressor().fit(features, targets)
         self.recent_changes_ = changes[-self.lags :]
-        return np.asarray(residuals, dtype=np.float64)
+        self.holdout_rows_: tuple[FloatArray, FloatArray] | None = (features, targets)
+        return _PENDING
+
+    @property
+    def residuals_(self) -> FloatArray:
+        """One-step residuals on the holdout, fitted when first read.
+
+        The holdout fit costs as much as the model's own, and a backtest never
+        reads them (auto's band comes from the backtest errors): a selection
+        fits each tree model once instead of twice.
+        """
+        if getattr(self, "holdout_rows_", None) is not None:
+            features, targets = self.holdout_rows_  # type: ignore[misc]
+            split = int(len(targets) * (1.0 - self.holdout))
+            with model_numerics():
+                probe = self._regressor().fit(features[:split], targets[:split])
+                residuals = targets[split:] - probe.predict(features[split:])
+            self.one_step_residuals_ = np.asarray(residuals, dtype=np.float64)
+            self.holdout_rows_ = None
+        return self.one_step_residuals_
+
+    @residuals_.setter
+    def residuals_(self, value: FloatArray) -> None:
+        if value is not _PENDING:
+            self.holdout_rows_ = None
+        self.one_step_residuals_ = value
 
     def _update(self, y: FloatArray) -> FloatArray:
         # The trees stay; only the lags they read move to the new end.
         window = y[-self.max_window :]
         self.offset_ = y.size - window.size
         self.recent_changes_ = np.diff(window)[-self.lags :]
-        return self.residuals_
+        return self.one_step_residuals_
+
+    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+        # An update only moves the lags to the new end, so every origin's
+        # recursion can run at once: one predict per step instead of per origin.
+        if self.is_degraded or self.y_.size != origins[0]:
+            return super().rolling_means(y, origins, horizon)
+        ends = np.asarray(origins)
+        changes = np.diff(y)
+        history = np.array([changes[end - 1 - self.lags : end - 1] for end in ends])
+        levels = y[ends - 1].astype(np.float64)
+        means = np.empty((ends.size, horizon))
+        for step in range(horizon):
+            positions = (ends + step).astype(np.float64)
+            rows = np.column_stack(
+                [history[:, ::-1][:, : self.lags], self._phase_features(positions)]
+            )
+            change = np.asarray(self.regressor_.predict(rows), dtype=np.float64)
+            levels = levels + change
+            means[:, step] = levels
+            history = np.column_stack([history, change])
+        return guarded_means(means, y, origins)
 
     def _predict_mean(self, h: int) -> FloatArray:
         changes = list(self.recent_changes_)
