@@ -1,4 +1,4 @@
-"""How forecasts become the report's figures: MASE, worst origins and bands."""
+"""How forecasts become the report's figures: MASE, worst origins, bands and costs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from benchmarks.forecast_runs import Outcome
+from benchmarks.forecasting import Cost
 from benchmarks.forecasting_accuracy import accuracy_rows, score
 
 
@@ -50,3 +51,8 @@ def test_rows_report_the_mean_the_worst_origin_and_the_ratio() -> None:
     assert model.width == pytest.approx(1.0)
     assert model.seconds == pytest.approx(0.3)
     assert rows["seasonal_naive"].coverage == 0.0
+
+
+def test_cpu_share_adds_hourly_selections_and_updates_every_thirty_seconds() -> None:
+    cost = Cost("t", fresh=0.5, fresh_count=1, update=0.005, update_count=1)
+    assert cost.cpu_share == pytest.approx(1000 * (0.5 / 3600 + 0.005 / 30))
