@@ -1,7 +1,8 @@
-"""The forecasting benchmark's accuracy half: rolling-origin MASE per trace and model.
+"""The forecasting benchmark's accuracy half: rolling-origin MASE, worst origins and bands.
 
-Every library model and both statsforecast anchors are refitted at each origin and scored
-against the following ``HORIZON`` points, then averaged per model into ``AccuracyRow``s.
+At each origin every library model, ``auto`` (the operator's path, both histories) and the
+four statsforecast anchors forecast HORIZON steps with a 90 % band from the same histories;
+each is scored against what followed and summarised per model into an ``AccuracyRow``.
 """
 
 from __future__ import annotations
@@ -10,35 +11,39 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from statistics import median
 
 import numpy as np
 
 from benchmarks.forecast_runs import (
     HORIZON,
+    RECENT_SECONDS,
+    Histories,
     Outcome,
     RunSize,
     TraceSpec,
     Workload,
+    histories_at,
     model_jobs,
-    spread_origins,
+    origins_for,
 )
 from benchmarks.report import progress
-from predictive_scaler.forecasting import ModelSelection, select_model
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.forecasting.metrics import mase, naive_scale, under_forecast_share
+from predictive_scaler.forecasting.metrics import mase
 
 SCORED_HORIZONS = (1, 2, 5)
-# The operator refreshes auto's selection on a schedule and refits with it in between; at each
-# origin auto uses a selection made this many steps earlier, the oldest one an hourly refresh
-# leaves at NASA's minute steps.
-SELECTION_AGE_STEPS = 60
+WORST_QUANTILE = 0.95
 
 
 @dataclass(frozen=True)
 class OriginScore:
     model: str
-    mase: tuple[float, ...]
-    under_share: tuple[float, ...]
+    mase: tuple[float, ...]  # per SCORED_HORIZONS; NaN when the model raised
+    inside: int  # steps whose load lay in the band
+    steps: int
+    width: float  # summed band width over the steps
+    load: float  # summed load over the steps
+    seconds: float
     problem: str
     auto_chose: str
 
@@ -49,7 +54,11 @@ class AccuracyRow:
     model: str
     mase: tuple[float, ...]
     ratio_to_seasonal_naive: tuple[float, ...]
-    under_share: tuple[float, ...]
+    p95: tuple[float, ...]  # per-origin MASE's 95th percentile
+    worst: tuple[float, ...]  # and its maximum: the worst origin
+    coverage: float  # share of forecast steps whose load lay in the 90 % band
+    width: float  # mean band width over mean load
+    seconds: float  # median time per fit+forecast
     scored: int
     problems: int
     first_problem: str
@@ -62,49 +71,55 @@ class TraceResult:
     step_seconds: float
     workloads: int
     origins: int
+    recent_points: int
+    long_points: tuple[int, int]  # fewest and most 5-minute points of long history
+    seasons: tuple[tuple[str, int], ...]  # seasons found at the origins, and how often
     rows: tuple[AccuracyRow, ...]
     auto_choices: tuple[tuple[str, int], ...]
 
 
 def score(name: str, outcome: Outcome, actual: FloatArray, scale: float) -> OriginScore:
-    if outcome.mean is None:
+    if outcome.mean is None or outcome.lower is None or outcome.upper is None:
         nan = (math.nan,) * len(SCORED_HORIZONS)
-        return OriginScore(name, nan, nan, outcome.problem, "")
-    mean = outcome.mean
+        return OriginScore(name, nan, 0, 0, 0.0, 0.0, outcome.seconds, outcome.problem, "")
+    inside = (outcome.lower <= actual) & (actual <= outcome.upper)
     return OriginScore(
         name,
-        tuple(mase(actual[:h], mean[:h], scale) for h in SCORED_HORIZONS),
-        tuple(under_forecast_share(actual[:h], mean[:h]) for h in SCORED_HORIZONS),
+        tuple(mase(actual[:h], outcome.mean[:h], scale) for h in SCORED_HORIZONS),
+        int(inside.sum()),
+        actual.size,
+        float(np.sum(outcome.upper - outcome.lower)),
+        float(np.sum(actual)),
+        outcome.seconds,
         outcome.problem,
         outcome.auto_chose,
     )
 
 
+def season_label(histories: Histories, step_seconds: float) -> str:
+    names = {86_400.0: "day", 604_800.0: "week"}
+    found = [names.get(s * step_seconds, f"{s * step_seconds:g} s") for s in histories.seasons]
+    return " + ".join(found) or "none"
+
+
 def evaluate_workload(
-    spec: TraceSpec, workload: Workload, origins: Sequence[int], on_origin: Callable[[], None]
+    workload: Workload, origins: Sequence[int], on_origin: Callable[[Histories], None]
 ) -> list[OriginScore]:
     scores: list[OriginScore] = []
+    jobs = model_jobs()
     for origin in origins:
-        train = workload.values[origin - spec.history : origin]
+        histories = histories_at(workload, origin)
         actual = workload.values[origin : origin + HORIZON]
-        selected_at = origin - SELECTION_AGE_STEPS
-        earlier = workload.values[max(0, selected_at - spec.history) : selected_at]
-        selection: ModelSelection | None
-        try:
-            selection = select_model(earlier, horizon=HORIZON, season_length=spec.season)
-        except Exception:  # noqa: BLE001 - auto then selects inside fit and reports why
-            selection = None
-        scale = naive_scale(train, spec.season or 1)
-        for name, job in model_jobs(selection).items():
-            scores.append(score(name, job(train, spec.season), actual, scale))
-        on_origin()
+        for name, job in jobs.items():
+            scores.append(score(name, job(histories), actual, histories.scale))
+        on_origin(histories)
     return scores
 
 
-def column_means(values: FloatArray) -> FloatArray:
+def column_stat(values: FloatArray, stat: Callable[[FloatArray], FloatArray]) -> FloatArray:
     if values.shape[0] == 0:
         return np.full(len(SCORED_HORIZONS), math.nan)
-    return np.asarray(values.mean(axis=0), dtype=np.float64)
+    return np.asarray(stat(values), dtype=np.float64)
 
 
 def as_floats(values: FloatArray) -> tuple[float, ...]:
@@ -119,18 +134,25 @@ def accuracy_rows(trace: str, scores: Sequence[OriginScore]) -> tuple[AccuracyRo
     rows = []
     for name, model_scores in by_model.items():
         errors = np.array([s.mase for s in model_scores])
-        # Every origin a model failed at is left out of its mean and of its baseline's.
+        # Every origin a model failed at is left out of its figures and of its baseline's.
         scored = ~np.isnan(errors[:, 0])
-        model_mase = column_means(errors[scored])
-        under = column_means(np.array([s.under_share for s in model_scores])[scored])
+        model_mase = column_stat(errors[scored], lambda v: v.mean(axis=0))
+        steps = sum(s.steps for s in model_scores)
+        load = sum(s.load for s in model_scores)
         problems = [s.problem for s in model_scores if s.problem]
         rows.append(
             AccuracyRow(
                 trace,
                 name,
                 as_floats(model_mase),
-                as_floats(model_mase / column_means(baseline[scored])),
-                as_floats(under),
+                as_floats(model_mase / column_stat(baseline[scored], lambda v: v.mean(axis=0))),
+                as_floats(
+                    column_stat(errors[scored], lambda v: np.quantile(v, WORST_QUANTILE, axis=0))
+                ),
+                as_floats(column_stat(errors[scored], lambda v: v.max(axis=0))),
+                sum(s.inside for s in model_scores) / steps if steps else math.nan,
+                sum(s.width for s in model_scores) / load if load > 0 else math.nan,
+                median(s.seconds for s in model_scores),
                 int(scored.sum()),
                 len(problems),
                 problems[0] if problems else "",
@@ -141,18 +163,22 @@ def accuracy_rows(trace: str, scores: Sequence[OriginScore]) -> tuple[AccuracyRo
 
 def evaluate_trace(spec: TraceSpec, workloads: Sequence[Workload], size: RunSize) -> TraceResult:
     per_workload = size.origins if spec.vm_column is None else size.origins_per_vm
-    plans = [(w, spread_origins(w.observed, spec.history, per_workload)) for w in workloads]
+    plans = [(w, origins_for(spec, w, per_workload)) for w in workloads]
     total = sum(len(origins) for _, origins in plans)
     done = 0
+    seasons: Counter[str] = Counter()
+    long_points: list[int] = []
 
-    def on_origin() -> None:
+    def on_origin(histories: Histories) -> None:
         nonlocal done
         done += 1
+        seasons[season_label(histories, workloads[0].step_seconds)] += 1
+        long_points.append(histories.long.values.size)
         progress(f"accuracy {spec.label}", done, total)
 
     scores: list[OriginScore] = []
     for workload, origins in plans:
-        scores += evaluate_workload(spec, workload, origins, on_origin)
+        scores += evaluate_workload(workload, origins, on_origin)
     choices = Counter(s.auto_chose for s in scores if s.auto_chose)
     return TraceResult(
         spec,
@@ -160,6 +186,9 @@ def evaluate_trace(spec: TraceSpec, workloads: Sequence[Workload], size: RunSize
         workloads[0].step_seconds,
         len(workloads),
         total,
+        workloads[0].steps(RECENT_SECONDS),
+        (min(long_points), max(long_points)),
+        tuple(seasons.most_common()),
         accuracy_rows(spec.label, scores),
         tuple(choices.most_common()),
     )

@@ -1,0 +1,1 @@
+"""Tests of the benchmarks' own arithmetic: windows, origins, scores and costs."""

@@ -1,0 +1,58 @@
+"""How forecasts become the report's figures: MASE, worst origins, bands and costs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks.forecast_runs import Outcome
+from benchmarks.forecasting import Cost
+from benchmarks.forecasting_accuracy import accuracy_rows, score
+
+
+def outcome(mean: list[float], half_width: float, seconds: float = 0.1) -> Outcome:
+    centre = np.array(mean)
+    return Outcome(centre, centre - half_width, centre + half_width, seconds)
+
+
+def test_score_counts_the_load_inside_the_band() -> None:
+    actual = np.array([10.0, 12.0, 14.0, 20.0, 10.0])
+    scored = score("m", outcome([10.0] * 5, 3.0), actual, scale=2.0)
+    assert scored.mase[0] == 0.0
+    assert scored.mase[1] == pytest.approx(1.0 / 2.0)
+    assert scored.mase[2] == pytest.approx((0 + 2 + 4 + 10 + 0) / 5 / 2.0)
+    assert (scored.inside, scored.steps) == (3, 5)
+    assert scored.width == pytest.approx(30.0)
+    assert scored.load == pytest.approx(66.0)
+
+
+def test_a_failed_forecast_scores_nothing() -> None:
+    scored = score("m", Outcome(None, None, None, 0.5, "boom"), np.ones(5), 1.0)
+    assert all(math.isnan(value) for value in scored.mase)
+    assert (scored.inside, scored.steps, scored.problem) == (0, 0, "boom")
+
+
+def test_rows_report_the_mean_the_worst_origin_and_the_ratio() -> None:
+    actual = np.full(5, 10.0)
+    scores = [
+        score("seasonal_naive", outcome([12.0] * 5, 1.0), actual, 1.0),
+        score("seasonal_naive", outcome([14.0] * 5, 1.0), actual, 1.0),
+        score("m", outcome([11.0] * 5, 5.0, 0.2), actual, 1.0),
+        score("m", outcome([16.0] * 5, 5.0, 0.4), actual, 1.0),
+    ]
+    rows = {row.model: row for row in accuracy_rows("t", scores)}
+    model = rows["m"]
+    assert model.mase == pytest.approx((3.5, 3.5, 3.5))
+    assert model.worst == pytest.approx((6.0, 6.0, 6.0))
+    assert model.ratio_to_seasonal_naive == pytest.approx((3.5 / 3.0,) * 3)
+    assert model.coverage == pytest.approx(0.5)
+    assert model.width == pytest.approx(1.0)
+    assert model.seconds == pytest.approx(0.3)
+    assert rows["seasonal_naive"].coverage == 0.0
+
+
+def test_cpu_share_adds_hourly_selections_and_updates_every_thirty_seconds() -> None:
+    cost = Cost("t", fresh=0.5, fresh_count=1, update=0.005, update_count=1)
+    assert cost.cpu_share == pytest.approx(1000 * (0.5 / 3600 + 0.005 / 30))
