@@ -82,16 +82,64 @@ def fit_ets(y: FloatArray, max_window: int, config: EtsConfig, start_params: Any
     return ets_model(y, max_window, config).fit(disp=False, start_params=start_params)
 
 
+def ets_filter(
+    y: FloatArray, config: EtsConfig, params: dict[str, float]
+) -> tuple[FloatArray, tuple[float, float, float]]:
+    """One-step errors of an additive-error ETS over ``y``, and its last (level, trend, phi).
+
+    The recursion statsmodels' ``ETSModel.smooth`` runs (l_t = l_{t-1} +
+    phi*b_{t-1} + alpha*e_t, b_t = phi*b_{t-1} + beta*e_t), from the fitted
+    initial states: the same values to rounding (~1e-13).
+    """
+    trend, damped = config
+    alpha = params["smoothing_level"]
+    beta = params.get("smoothing_trend", 0.0)
+    phi = (params["damping_trend"] if damped else 1.0) if trend is not None else 0.0
+    level = params["initial_level"]
+    slope = params.get("initial_trend", 0.0) if trend is not None else 0.0
+    errors = np.empty(y.size)
+    for index, value in enumerate(y.tolist()):
+        expected = level + phi * slope
+        error = value - expected
+        errors[index] = error
+        level = expected + alpha * error
+        slope = phi * slope + beta * error
+    return errors, (level, slope, phi)
+
+
 class StateSpaceSmoothing(ForecastModel):
     """Forecasts and analytic intervals from a fitted statsmodels ETS in ``results_``.
 
     The state-space form is used rather than ``holtwinters`` because it
-    gives analytic prediction intervals.
+    gives analytic prediction intervals. An update runs the filter itself
+    (:func:`ets_filter`) and keeps the last state for the forecast mean:
+    statsmodels' ``smooth`` costs ~10 ms, most of it a numerical Hessian for
+    the parameters' covariance that no forecast reads. ``results_`` is then
+    built only when something asks for it (an interval).
     """
 
     min_observations = 10
-    results_: Any
     max_window: int
+    _results_: Any = None
+    _window_: FloatArray | None = None
+    # (level, trend, phi) after the last observation, when known without results_.
+    state_: tuple[float, float, float] | None = None
+
+    @property
+    def results_(self) -> Any:
+        """statsmodels' ETS results for the current window, with the fitted parameters."""
+        if self._results_ is None and self._window_ is not None:
+            self._results_ = ets_model(self._window_, self.max_window, self._config()).smooth(
+                self._params_
+            )
+        return self._results_
+
+    @results_.setter
+    def results_(self, results: Any) -> None:
+        self._results_, self._window_, self.state_ = results, None, None
+        self._params_ = results.params
+        values = np.asarray(results.params, dtype=np.float64).tolist()
+        self._named_params_ = dict(zip(results.model.param_names, values, strict=True))
 
     def _config(self) -> EtsConfig:
         """The (trend, damped) form of the fitted model."""
@@ -99,8 +147,10 @@ class StateSpaceSmoothing(ForecastModel):
 
     def _update(self, y: FloatArray) -> FloatArray:
         # The filter alone, with the fitted parameters (no optimisation).
-        self.results_ = ets_model(y, self.max_window, self._config()).smooth(self.results_.params)
-        return np.asarray(self.results_.resid, dtype=np.float64)
+        window = y[-self.max_window :]
+        errors, state = ets_filter(window, self._config(), self._named_params_)
+        self._results_, self._window_, self.state_ = None, window, state
+        return errors
 
     def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
         # An update smooths its window from the fitted initial states with the
@@ -121,7 +171,11 @@ class StateSpaceSmoothing(ForecastModel):
         return guarded_means(means, y, origins)
 
     def _predict_mean(self, h: int) -> FloatArray:
-        return np.asarray(self.results_.forecast(h), dtype=np.float64)
+        if self.state_ is None:
+            return np.asarray(self.results_.forecast(h), dtype=np.float64)
+        level, slope, phi = self.state_
+        growth = np.cumsum(phi ** np.arange(1, h + 1, dtype=np.float64))
+        return np.asarray(level + slope * growth, dtype=np.float64)
 
     def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         start = self.results_.nobs
