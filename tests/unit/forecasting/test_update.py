@@ -13,7 +13,13 @@ from predictive_scaler.forecasting import (
     make_model,
 )
 from predictive_scaler.forecasting.models.arima import Arima
-from predictive_scaler.forecasting.models.smoothing import ETS_CONFIGS, Ets, Holt, ets_model
+from predictive_scaler.forecasting.models.smoothing import (
+    ETS_CONFIGS,
+    Ets,
+    Holt,
+    ets_model,
+    fit_ets,
+)
 from tests.conftest import seasonal_load
 
 SERIES = seasonal_load(300)
@@ -107,6 +113,20 @@ def test_arima_update_is_statsmodels_apply_with_the_fitted_parameters(
     np.testing.assert_allclose(model.forecast_mean(6), reference.forecast(6), rtol=1e-9)
     frame = reference.get_forecast(4).summary_frame(alpha=0.2)
     np.testing.assert_allclose(model.predict(4, 0.8).upper, frame["mean_ci_upper"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("config", ETS_CONFIGS)
+def test_an_ets_fit_is_statsmodels_fit_without_its_results_object(
+    config: tuple[str | None, bool],
+) -> None:
+    reference = ets_model(SERIES, 2000, config).fit(disp=False)
+    fit = fit_ets(SERIES, 2000, config)
+    np.testing.assert_array_equal(fit.params, np.asarray(reference.params))
+    assert fit.aicc == pytest.approx(reference.aicc, rel=1e-12)
+    model = Ets(config=config).fit(SERIES)
+    assert model.information_criterion_ == pytest.approx(reference.aicc, rel=1e-12)
+    np.testing.assert_allclose(model.residuals_, reference.resid, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(model.forecast_mean(6), reference.forecast(6), rtol=1e-9)
 
 
 @pytest.mark.parametrize("config", ETS_CONFIGS)
