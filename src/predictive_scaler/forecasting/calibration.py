@@ -105,6 +105,13 @@ class LiveErrors:
         self._pending = still
 
     def record(self, mean: FloatArray, last: int) -> None:
+        """Keep a forecast made at ``last``; it replaces one made before at the same step.
+
+        A step's forecast is scored once: one remade on the same newest
+        sample (a revised value, a longer horizon) supersedes the earlier one.
+        """
+        if self._pending and self._pending[-1].last == last:
+            self._pending.pop()
         self._pending.append(_Made(last, np.array(mean, dtype=np.float64)))
 
     def table(self, steps: int) -> FloatArray:

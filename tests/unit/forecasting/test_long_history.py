@@ -115,3 +115,46 @@ def test_a_longer_horizon_than_selected_for_selects_again() -> None:
     assert forecaster.selection.horizon == 2
     forecaster.forecast_series(recent, 5, 0.9, end + MINUTE, long=long)
     assert forecaster.selection.horizon == 5
+
+
+def test_a_window_with_no_new_sample_gives_the_last_forecast_without_updating() -> None:
+    # Evaluated every 30 s on a 1-minute clock: every other call repeats the window.
+    rng = np.random.default_rng(3)
+    load = 200 + np.cumsum(rng.normal(0, 2, 700))
+    forecaster = ScheduledSelection("holt", refresh_seconds=1e9)
+    for t in range(RECENT, RECENT + 30):
+        recent = TimedSeries(load[t - RECENT : t], MINUTE, (t - 1) * MINUTE)
+        first = forecaster.forecast_series(recent, 3, 0.9, t * MINUTE)
+        fitted, errors = forecaster.fitted, len(forecaster.live_errors)
+        assert fitted is not None
+        state = fitted.y_
+        again = forecaster.forecast_series(recent, 3, 0.9, t * MINUTE + 30.0)
+        assert again is first
+        assert forecaster.fitted is fitted  # not updated
+        assert fitted.y_ is state
+        assert len(forecaster.live_errors) == errors
+    # Each step's forecast was scored once: 30 made, the last 3 still waiting for actuals.
+    assert len(forecaster.live_errors) == 30 - 3
+
+
+def test_a_revised_window_updates_and_its_forecast_replaces_the_last() -> None:
+    rng = np.random.default_rng(4)
+    load = 200 + np.cumsum(rng.normal(0, 2, 400))
+    forecaster = ScheduledSelection("holt", refresh_seconds=1e9)
+    recent = TimedSeries(load[:RECENT], MINUTE, (RECENT - 1) * MINUTE)
+    first = forecaster.forecast_series(recent, 3, 0.9, RECENT * MINUTE)
+    revised = load[:RECENT].copy()
+    revised[-1] += 50.0  # the newest minute, counted in full
+    recent = TimedSeries(revised, MINUTE, (RECENT - 1) * MINUTE)
+    second = forecaster.forecast_series(recent, 3, 0.9, RECENT * MINUTE + 30.0)
+    assert not np.array_equal(first.mean, second.mean)
+    longer = forecaster.forecast_series(recent, 5, 0.9, RECENT * MINUTE + 40.0)
+    assert longer.horizon == 5
+
+
+def test_a_forecast_remade_at_the_same_step_is_scored_once() -> None:
+    live = LiveErrors()
+    live.record(np.array([1.0, 2.0]), last=10)
+    live.record(np.array([3.0, 4.0]), last=10)  # remade: replaces the first
+    live.observe(np.array([5.0, 7.0, 2.0, 2.0]), last=12)
+    np.testing.assert_allclose(live.table(2), [[2.0 - 3.0, 2.0 - 4.0]])

@@ -13,7 +13,13 @@ from predictive_scaler.forecasting import (
     make_model,
 )
 from predictive_scaler.forecasting.models.arima import Arima
-from predictive_scaler.forecasting.models.smoothing import Holt
+from predictive_scaler.forecasting.models.smoothing import (
+    ETS_CONFIGS,
+    Ets,
+    Holt,
+    ets_model,
+    fit_ets,
+)
 from tests.conftest import seasonal_load
 
 SERIES = seasonal_load(300)
@@ -93,6 +99,52 @@ def test_holt_update_keeps_its_parameters() -> None:
     model.update(SERIES)
     np.testing.assert_array_equal(np.asarray(model.results_.params), params)
     assert not np.allclose(model.predict(3).mean, before.mean)
+
+
+@pytest.mark.parametrize("order", [(1, 0, 1), (2, 1, 2)])
+def test_arima_update_is_statsmodels_apply_with_the_fitted_parameters(
+    order: tuple[int, int, int],
+) -> None:
+    # The update runs the Kalman filter without the smoother apply() adds.
+    model = Arima(order=order).fit(SERIES[:-20])
+    reference = model.results_.apply(SERIES[5:])
+    model.update(SERIES[5:])
+    np.testing.assert_allclose(model.residuals_, np.asarray(reference.resid)[1 + order[1] :])
+    np.testing.assert_allclose(model.forecast_mean(6), reference.forecast(6), rtol=1e-9)
+    frame = reference.get_forecast(4).summary_frame(alpha=0.2)
+    np.testing.assert_allclose(model.predict(4, 0.8).upper, frame["mean_ci_upper"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("config", ETS_CONFIGS)
+def test_an_ets_fit_is_statsmodels_fit_without_its_results_object(
+    config: tuple[str | None, bool],
+) -> None:
+    reference = ets_model(SERIES, 2000, config).fit(disp=False)
+    fit = fit_ets(SERIES, 2000, config)
+    np.testing.assert_array_equal(fit.params, np.asarray(reference.params))
+    assert fit.aicc == pytest.approx(reference.aicc, rel=1e-12)
+    model = Ets(config=config).fit(SERIES)
+    assert model.information_criterion_ == pytest.approx(reference.aicc, rel=1e-12)
+    np.testing.assert_allclose(model.residuals_, reference.resid, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(model.forecast_mean(6), reference.forecast(6), rtol=1e-9)
+
+
+@pytest.mark.parametrize("config", ETS_CONFIGS)
+def test_ets_update_is_statsmodels_smoothing_with_the_fitted_parameters(
+    config: tuple[str | None, bool],
+) -> None:
+    # The update runs the filter itself; it must be what statsmodels' smooth() gives.
+    model = Ets(config=config).fit(SERIES[:-20])
+    params = np.array(model.results_.params, copy=True)
+    model.update(SERIES[5:])
+    reference = ets_model(SERIES[5:], 2000, config).smooth(params)
+    np.testing.assert_allclose(model.residuals_, reference.resid, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(model.forecast_mean(6), reference.forecast(6), rtol=1e-9)
+    interval = reference.get_prediction(start=reference.nobs, end=reference.nobs + 3)
+    frame = interval.summary_frame(alpha=0.2)
+    forecast = model.predict(4, 0.8)
+    np.testing.assert_allclose(forecast.lower, np.clip(frame["pi_lower"], 0, None), rtol=1e-9)
+    np.testing.assert_allclose(forecast.upper, frame["pi_upper"], rtol=1e-9)
 
 
 # --- ScheduledSelection -------------------------------------------------------------------

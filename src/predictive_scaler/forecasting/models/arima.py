@@ -261,10 +261,17 @@ class Arima(ForecastModel):
         return self._residuals()
 
     def _filtered(self, window: FloatArray) -> Any:
-        """The fitted model's Kalman filter over ``window``, parameters kept."""
+        """The fitted model's Kalman filter over ``window``, parameters kept.
+
+        ``results.apply`` would also run the Kalman smoother (the fit's
+        results carry one), a third of its cost, which nothing here reads:
+        residuals, forecasts and their intervals come from the filter alone.
+        """
         results = self.results_
         key = ("filter", self.order_, results.params.tobytes(), window.tobytes())
-        return RECENT.get(key, lambda: results.apply(window))
+        return RECENT.get(
+            key, lambda: results.model.clone(window).filter(results.params, cov_type="none")
+        )
 
     def filter_through(self, y: FloatArray, origins: Sequence[int]) -> Any:
         """One filter pass up to the last origin, or None when an update differs from it.

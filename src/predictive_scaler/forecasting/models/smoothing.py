@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.signal import lfilter
+from statsmodels.tools import eval_measures
 from statsmodels.tsa.exponential_smoothing.ets import ETSModel
 
 from predictive_scaler.forecasting.base import ForecastModel, guarded_means
@@ -78,20 +79,98 @@ def ets_model(y: FloatArray, max_window: int, config: EtsConfig) -> ETSModel:
     return ETSModel(pd.Series(y[-max_window:]), error="add", trend=trend, damped_trend=damped)
 
 
-def fit_ets(y: FloatArray, max_window: int, config: EtsConfig, start_params: Any = None) -> Any:
-    return ets_model(y, max_window, config).fit(disp=False, start_params=start_params)
+class EtsFit:
+    """Fitted ETS parameters and their AICc, without statsmodels' results object.
+
+    ``ETSModel.fit`` wraps its estimates in results whose construction
+    smooths the series again and takes a numerical Hessian for the
+    parameters' covariance (~5 ms) that no forecast reads; ``ets`` fits
+    three forms and keeps one. ``results()`` builds them when wanted.
+    """
+
+    def __init__(self, model: ETSModel, params: FloatArray) -> None:
+        self.model = model
+        self.params = np.asarray(params, dtype=np.float64)
+        self.named_params = dict(zip(model.param_names, self.params.tolist(), strict=True))
+        # As ETSResults: the concentrated log-likelihood, df_model = free parameters + 1.
+        llf = float(model.loglike(self.params))
+        self.aicc = float(eval_measures.aicc(llf, model.nobs, self.params.size + 1))
+
+    def results(self) -> Any:
+        return self.model.smooth(self.params)
+
+
+def fit_ets(y: FloatArray, max_window: int, config: EtsConfig, start_params: Any = None) -> EtsFit:
+    model = ets_model(y, max_window, config)
+    return EtsFit(model, model.fit(disp=False, start_params=start_params, return_params=True))
+
+
+def ets_filter(
+    y: FloatArray, config: EtsConfig, params: dict[str, float]
+) -> tuple[FloatArray, tuple[float, float, float]]:
+    """One-step errors of an additive-error ETS over ``y``, and its last (level, trend, phi)."""
+    errors, levels, slopes, phi = ets_states(y, config, params)
+    return errors, (float(levels[-1]), float(slopes[-1]), phi)
+
+
+def ets_states(
+    y: FloatArray, config: EtsConfig, params: dict[str, float]
+) -> tuple[FloatArray, FloatArray, FloatArray, float]:
+    """One-step errors of an additive-error ETS over ``y``, its states after each value, and phi.
+
+    The recursion statsmodels' ``ETSModel.smooth`` runs (l_t = l_{t-1} +
+    phi*b_{t-1} + alpha*e_t, b_t = phi*b_{t-1} + beta*e_t), from the fitted
+    initial states: the same values to rounding (~1e-13).
+    """
+    trend, damped = config
+    alpha = params["smoothing_level"]
+    beta = params.get("smoothing_trend", 0.0)
+    phi = (params["damping_trend"] if damped else 1.0) if trend is not None else 0.0
+    level = params["initial_level"]
+    slope = params.get("initial_trend", 0.0) if trend is not None else 0.0
+    errors, levels, slopes = np.empty(y.size), np.empty(y.size), np.empty(y.size)
+    for index, value in enumerate(y.tolist()):
+        expected = level + phi * slope
+        error = value - expected
+        errors[index] = error
+        level = expected + alpha * error
+        slope = phi * slope + beta * error
+        levels[index], slopes[index] = level, slope
+    return errors, levels, slopes, phi
 
 
 class StateSpaceSmoothing(ForecastModel):
     """Forecasts and analytic intervals from a fitted statsmodels ETS in ``results_``.
 
     The state-space form is used rather than ``holtwinters`` because it
-    gives analytic prediction intervals.
+    gives analytic prediction intervals. A fit keeps statsmodels' estimates
+    (:class:`EtsFit`); it and an update then run the filter themselves
+    (:func:`ets_filter`) and keep the last state for the forecast mean:
+    statsmodels' results cost ~10 ms, most of it a numerical Hessian for the
+    parameters' covariance that no forecast reads. ``results_`` is built only
+    when something asks for it (an interval).
     """
 
     min_observations = 10
-    results_: Any
     max_window: int
+    _results_: Any = None
+    _window_: FloatArray | None = None
+    # (level, trend, phi) after the last observation, when known without results_.
+    state_: tuple[float, float, float] | None = None
+
+    @property
+    def results_(self) -> Any:
+        """statsmodels' ETS results for the current window, with the fitted parameters."""
+        if self._results_ is None and self._window_ is not None:
+            self._results_ = ets_model(self._window_, self.max_window, self._config()).smooth(
+                self._params_
+            )
+        return self._results_
+
+    def _take(self, fit: EtsFit, y: FloatArray) -> FloatArray:
+        """Keep a fit's parameters and filter ``y`` with them; its one-step errors."""
+        self._params_, self._named_params_ = fit.params, fit.named_params
+        return self._update(y)
 
     def _config(self) -> EtsConfig:
         """The (trend, damped) form of the fitted model."""
@@ -99,8 +178,10 @@ class StateSpaceSmoothing(ForecastModel):
 
     def _update(self, y: FloatArray) -> FloatArray:
         # The filter alone, with the fitted parameters (no optimisation).
-        self.results_ = ets_model(y, self.max_window, self._config()).smooth(self.results_.params)
-        return np.asarray(self.results_.resid, dtype=np.float64)
+        window = y[-self.max_window :]
+        errors, state = ets_filter(window, self._config(), self._named_params_)
+        self._results_, self._window_, self.state_ = None, window, state
+        return errors
 
     def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
         # An update smooths its window from the fitted initial states with the
@@ -108,20 +189,18 @@ class StateSpaceSmoothing(ForecastModel):
         # one pass holds the state at every origin.
         if self.is_degraded or self.y_.size != origins[0] or origins[-1] > self.max_window:
             return super().rolling_means(y, origins, horizon)
-        trend, damped = self._config()
-        results = ets_model(y[: origins[-1]], self.max_window, (trend, damped)).smooth(
-            self.results_.params
-        )
-        states = np.asarray(results.states, dtype=np.float64)[np.asarray(origins) - 1]
-        means = np.repeat(states[:, :1], horizon, axis=1)
-        if trend is not None:
-            phi = float(results.damping_trend) if damped else 1.0
-            growth = np.cumsum(phi ** np.arange(1, horizon + 1, dtype=np.float64))
-            means = means + states[:, 1:2] * growth
+        _, levels, slopes, phi = ets_states(y[: origins[-1]], self._config(), self._named_params_)
+        ends = np.asarray(origins) - 1
+        growth = np.cumsum(phi ** np.arange(1, horizon + 1, dtype=np.float64))
+        means = levels[ends, None] + slopes[ends, None] * growth
         return guarded_means(means, y, origins)
 
     def _predict_mean(self, h: int) -> FloatArray:
-        return np.asarray(self.results_.forecast(h), dtype=np.float64)
+        if self.state_ is None:
+            return np.asarray(self.results_.forecast(h), dtype=np.float64)
+        level, slope, phi = self.state_
+        growth = np.cumsum(phi ** np.arange(1, h + 1, dtype=np.float64))
+        return np.asarray(level + slope * growth, dtype=np.float64)
 
     def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         start = self.results_.nobs
@@ -145,8 +224,7 @@ class Holt(StateSpaceSmoothing):
         self.max_window = max_window
 
     def _fit(self, y: FloatArray) -> FloatArray:
-        self.results_ = fit_ets(y, self.max_window, self._config())
-        return np.asarray(self.results_.resid, dtype=np.float64)
+        return self._take(fit_ets(y, self.max_window, self._config()), y)
 
     def _config(self) -> EtsConfig:
         return ("add", self.damped_trend)
@@ -177,12 +255,12 @@ class Ets(StateSpaceSmoothing):
 
     def _fit(self, y: FloatArray) -> FloatArray:
         start = self.start_params if self.config else None
-        self.information_criterion_, self.config_, self.results_ = lowest_criterion(
+        self.information_criterion_, self.config_, fit = lowest_criterion(
             [self.config] if self.config else ETS_CONFIGS,
             lambda config: fit_ets(y, self.max_window, config, start),
             "aicc",
         )
-        return np.asarray(self.results_.resid, dtype=np.float64)
+        return self._take(fit, y)
 
     def _config(self) -> EtsConfig:
         return self.config_
@@ -190,5 +268,5 @@ class Ets(StateSpaceSmoothing):
     def clone_with_fitted_structure(self) -> ForecastModel:
         if self.is_degraded:
             return self.clone()
-        params = tuple(float(value) for value in self.results_.params)
+        params = tuple(float(value) for value in self._params_)
         return Ets(config=self.config_, max_window=self.max_window, start_params=params)
