@@ -6,7 +6,6 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from predictive_scaler.forecasting.auto import Auto, ModelSelection, select_model
 from predictive_scaler.forecasting.base import ForecastModel
@@ -90,23 +89,6 @@ class ScheduledSelection:
             or (self.selection is not None and self.selection.horizon < horizon)
         )
 
-    def forecast(self, values: ArrayLike, horizon: int, level: float, now: float) -> Forecast:
-        """Forecast ``horizon`` steps after ``values``; ValueError if no value is usable.
-
-        On refresh the model is selected (``auto``) and fitted; in between it
-        is only updated with the new values, keeping its parameters.
-        """
-        series = clean_series(values)
-        self._last_call = None  # the model changes under forecast_series' last answer
-        if self._needs_refresh(horizon, now):
-            self.fitted, self.selection = self._build(series, horizon)
-            self.fitted_at = now
-        else:
-            assert self.fitted is not None  # checked by _needs_refresh
-            self.fitted.update(series)
-        self.chosen = self.fitted.chosen_ if isinstance(self.fitted, Auto) else self.model
-        return self.fitted.predict(horizon, level)
-
     def forecast_series(
         self,
         recent: TimedSeries,
@@ -179,13 +161,6 @@ class ScheduledSelection:
         adjusted = series - self.profile.along(step_times[: series.size]) + self.shift
         return np.asarray(np.clip(adjusted, 0.0, None), dtype=np.float64)
 
-    def _build(
-        self, series: FloatArray, horizon: int
-    ) -> tuple[ForecastModel, ModelSelection | None]:
-        """A model fitted on ``series``, and the selection that chose it (``auto`` only)."""
-        selection = self._select(series, horizon)
-        return self._fit(series, selection), selection
-
     def _select(self, series: FloatArray, horizon: int) -> ModelSelection | None:
         """The backtest selection on ``series`` (``auto`` only; None for a fixed model)."""
         if self.model != "auto":
@@ -213,7 +188,7 @@ class ScheduledSelection:
         that won pays for its final fit (a fit costs as much as a few
         candidates' backtests).
         """
-        self.profile, self.shift, self.seasons = None, 0.0, None
+        self.profile, self.shift = None, 0.0
         self.fitted_at = now
         knowledge, profile = (
             season_knowledge(long, self.seasonality_seconds) if long is not None else (None, None)

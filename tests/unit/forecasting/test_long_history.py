@@ -36,7 +36,7 @@ def test_a_daily_season_in_the_long_history_is_found_and_used() -> None:
     horizon = 240
     future = 100 + 60 * np.sin(2 * np.pi * (end + MINUTE * np.arange(1, horizon + 1)) / DAY)
     seasonal = ScheduledSelection("holt").forecast_series(recent, horizon, 0.9, end, long=long)
-    plain = ScheduledSelection("holt").forecast(recent.values, horizon, 0.9, end)
+    plain = ScheduledSelection("holt").forecast_series(recent, horizon, 0.9, end)
     assert seasonal.model == "holt+season"
     seasonal_error = np.abs(seasonal.mean - future).mean()
     assert seasonal_error < 0.5 * np.abs(plain.mean - future).mean()

@@ -20,6 +20,7 @@ from predictive_scaler.forecasting.models.smoothing import (
     ets_model,
     fit_ets,
 )
+from predictive_scaler.forecasting.seasons import TimedSeries
 from tests.conftest import seasonal_load
 
 SERIES = seasonal_load(300)
@@ -150,37 +151,42 @@ def test_ets_update_is_statsmodels_smoothing_with_the_fitted_parameters(
 # --- ScheduledSelection -------------------------------------------------------------------
 
 
+def timed(values: np.ndarray) -> TimedSeries:
+    """A window of a 1-minute clock that starts at zero."""
+    return TimedSeries(np.asarray(values, dtype=np.float64), 60.0, 60.0 * (values.size - 1))
+
+
 def test_scheduled_selection_refits_only_after_refresh_seconds() -> None:
     selection = ScheduledSelection("brown", refresh_seconds=600.0)
-    first = selection.forecast(SERIES[:200], 3, 0.9, now=0.0)
+    first = selection.forecast_series(timed(SERIES[:200]), 3, 0.9, 0.0)
     fitted = selection.fitted
     assert selection.fitted_at == 0.0
     assert selection.chosen == "brown"
     # Before 600 s: the same fitted model, updated with the new points.
-    second = selection.forecast(SERIES[:201], 3, 0.9, now=599.0)
+    second = selection.forecast_series(timed(SERIES[:201]), 3, 0.9, 599.0)
     assert selection.fitted is fitted
     assert selection.fitted_at == 0.0
     assert fitted is not None
     assert fitted.y_.size == 201
     assert not np.allclose(second.mean, first.mean)
     # At 600 s: a new model, fitted now.
-    selection.forecast(SERIES[:202], 3, 0.9, now=600.0)
+    selection.forecast_series(timed(SERIES[:202]), 3, 0.9, 600.0)
     assert selection.fitted is not fitted
     assert selection.fitted_at == 600.0
 
 
 def test_scheduled_selection_reselects_for_a_longer_horizon() -> None:
     selection = ScheduledSelection("auto", candidates=["naive", "brown"], refresh_seconds=3600.0)
-    selection.forecast(SERIES[:200], 3, 0.9, now=0.0)
+    selection.forecast_series(timed(SERIES[:200]), 3, 0.9, 0.0)
     chosen = selection.selection
     assert chosen is not None
     assert chosen.horizon == 3
     # Same or shorter horizon within the refresh time: the selection is kept.
-    selection.forecast(SERIES[:201], 2, 0.9, now=60.0)
+    selection.forecast_series(timed(SERIES[:201]), 2, 0.9, 60.0)
     assert selection.selection is chosen
     assert selection.fitted_at == 0.0
     # A longer horizon than the backtest measured: select again, now.
-    forecast = selection.forecast(SERIES[:202], 5, 0.9, now=120.0)
+    forecast = selection.forecast_series(timed(SERIES[:202]), 5, 0.9, 120.0)
     assert selection.selection is not chosen
     assert selection.selection is not None
     assert selection.selection.horizon == 5
@@ -195,4 +201,4 @@ def test_scheduled_selection_refuses_bad_settings_and_data() -> None:
     with pytest.raises(ValueError, match="unknown model 'nope'"):
         ScheduledSelection("nope")
     with pytest.raises(ValueError, match="finite"):
-        ScheduledSelection("brown").forecast([np.nan, np.inf], 2, 0.9, now=0.0)
+        ScheduledSelection("brown").forecast_series(timed(np.array([np.nan, np.inf])), 2, 0.9, 0.0)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from predictive_scaler.forecasting import Forecast, ScheduledSelection, make_model
+from predictive_scaler.forecasting.seasons import TimedSeries
 from predictive_scaler.scaling import (
     Decision,
     Forecaster,
@@ -386,7 +387,8 @@ def brown_forecaster() -> Forecaster:
     selection = ScheduledSelection("brown")
 
     def forecast(history: LoadHistory, horizon: int, level: float) -> Forecast:
-        return selection.forecast(history.values, horizon, level, history.end_time)
+        recent = TimedSeries(history.values, history.step_seconds, history.end_time)
+        return selection.forecast_series(recent, horizon, level, history.end_time)
 
     return forecast
 
