@@ -66,6 +66,12 @@ class CachedHistory:
         self._keep(query, step, values, end, tail.size)
         return LoadHistory(values.copy(), step, end)
 
+    def last_read(self, query: str, step: float) -> LoadHistory | None:
+        """What the last successful read of ``query`` at ``step`` returned, if any."""
+        if query != self.query or step != self.step or self.values.size == 0:
+            return None
+        return LoadHistory(self.values.copy(), step, self.end)
+
     def _keep(self, query: str, step: float, values: FloatArray, end: float, read: int) -> None:
         self.query, self.step, self.values, self.end = query, step, values, end
         self.last_read_points = read

@@ -211,18 +211,19 @@ class Evaluator:
         # A rate describes the window before its timestamp: the long samples are
         # placed at the same point of their windows as the recent ones, or the
         # profile of the day would run minutes late against the recent window.
-        lag = (long_window - recent_window) / 2 if spec.metric.query is None else 0.0
+        # (Memory is a gauge, and a user's query has windows of its own.)
+        lag = (long_window - recent_window) / 2 if spec.metric.resource == "cpu" else 0.0
+        problem = None
         try:
-            long = runtime.long.read(
+            long: LoadHistory | None = runtime.long.read(
                 self.prometheus, query, step=step, points=settings.long_history_points, now=now
             )
+            metrics.HISTORY_POINTS_READ.labels("long").inc(runtime.long.last_read_points)
         except MetricsError as error:
-            cached = runtime.long
-            kept = cached.query == query and cached.step == step and cached.values.size > 0
-            stale = TimedSeries(cached.values.copy(), step, cached.end - lag) if kept else None
-            return recent, stale, None, f"the long history could not be read: {error}"
-        metrics.HISTORY_POINTS_READ.labels("long").inc(runtime.long.last_read_points)
-        return recent, TimedSeries(long.values, step, long.end_time - lag), None, None
+            long = runtime.long.last_read(query, step)
+            problem = f"the long history could not be read: {error}"
+        timed = None if long is None else TimedSeries(long.values, step, long.end_time - lag)
+        return recent, timed, None, problem
 
     def _scale(
         self,

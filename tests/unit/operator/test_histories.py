@@ -70,6 +70,10 @@ def test_a_failed_read_keeps_what_was_cached() -> None:
     with pytest.raises(MetricsError):
         cache.read(source, "q", step=STEP, points=10, now=600.0 + 5 * STEP)
     np.testing.assert_array_equal(cache.values, kept)
+    last = cache.last_read("q", STEP)
+    assert last is not None
+    np.testing.assert_array_equal(last.values, kept)
+    assert cache.last_read("other", STEP) is None
     source.fail = False
     resumed = cache.read(source, "q", step=STEP, points=10, now=600.0 + 5 * STEP)
     np.testing.assert_array_equal(resumed.values, np.arange(6.0, 16.0))
