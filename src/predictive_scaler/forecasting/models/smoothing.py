@@ -85,7 +85,7 @@ class EtsFit:
     ``ETSModel.fit`` wraps its estimates in results whose construction
     smooths the series again and takes a numerical Hessian for the
     parameters' covariance (~5 ms) that no forecast reads; ``ets`` fits
-    three forms and keeps one. ``results()`` builds them when wanted.
+    three forms and keeps one. The model builds them when an interval needs them.
     """
 
     def __init__(self, model: ETSModel, params: FloatArray) -> None:
@@ -96,21 +96,10 @@ class EtsFit:
         llf = float(model.loglike(self.params))
         self.aicc = float(eval_measures.aicc(llf, model.nobs, self.params.size + 1))
 
-    def results(self) -> Any:
-        return self.model.smooth(self.params)
-
 
 def fit_ets(y: FloatArray, max_window: int, config: EtsConfig, start_params: Any = None) -> EtsFit:
     model = ets_model(y, max_window, config)
     return EtsFit(model, model.fit(disp=False, start_params=start_params, return_params=True))
-
-
-def ets_filter(
-    y: FloatArray, config: EtsConfig, params: dict[str, float]
-) -> tuple[FloatArray, tuple[float, float, float]]:
-    """One-step errors of an additive-error ETS over ``y``, and its last (level, trend, phi)."""
-    errors, levels, slopes, phi = ets_states(y, config, params)
-    return errors, (float(levels[-1]), float(slopes[-1]), phi)
 
 
 def ets_states(
@@ -145,7 +134,7 @@ class StateSpaceSmoothing(ForecastModel):
     The state-space form is used rather than ``holtwinters`` because it
     gives analytic prediction intervals. A fit keeps statsmodels' estimates
     (:class:`EtsFit`); it and an update then run the filter themselves
-    (:func:`ets_filter`) and keep the last state for the forecast mean:
+    (:func:`ets_states`) and keep the last state for the forecast mean:
     statsmodels' results cost ~10 ms, most of it a numerical Hessian for the
     parameters' covariance that no forecast reads. ``results_`` is built only
     when something asks for it (an interval).
@@ -155,8 +144,8 @@ class StateSpaceSmoothing(ForecastModel):
     max_window: int
     _results_: Any = None
     _window_: FloatArray | None = None
-    # (level, trend, phi) after the last observation, when known without results_.
-    state_: tuple[float, float, float] | None = None
+    # (level, trend, phi) after the last observation: all a forecast mean needs.
+    state_: tuple[float, float, float]
 
     @property
     def results_(self) -> Any:
@@ -179,8 +168,9 @@ class StateSpaceSmoothing(ForecastModel):
     def _update(self, y: FloatArray) -> FloatArray:
         # The filter alone, with the fitted parameters (no optimisation).
         window = y[-self.max_window :]
-        errors, state = ets_filter(window, self._config(), self._named_params_)
-        self._results_, self._window_, self.state_ = None, window, state
+        errors, levels, slopes, phi = ets_states(window, self._config(), self._named_params_)
+        self._results_, self._window_ = None, window
+        self.state_ = (float(levels[-1]), float(slopes[-1]), phi)
         return errors
 
     def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
@@ -196,8 +186,6 @@ class StateSpaceSmoothing(ForecastModel):
         return guarded_means(means, y, origins)
 
     def _predict_mean(self, h: int) -> FloatArray:
-        if self.state_ is None:
-            return np.asarray(self.results_.forecast(h), dtype=np.float64)
         level, slope, phi = self.state_
         growth = np.cumsum(phi ** np.arange(1, h + 1, dtype=np.float64))
         return np.asarray(level + slope * growth, dtype=np.float64)
