@@ -1,4 +1,4 @@
-"""Replica counts from forecasts: lead time, interval headroom, reactive floor, HPA behavior.
+"""Replica counts from forecasts: lead time, overload budget, reactive floor, HPA behavior.
 
 Pure: plain values in, a :class:`Decision` with its reasons out. The operator,
 the replay simulator and the benchmarks all call :func:`decide`.
@@ -6,20 +6,24 @@ the replay simulator and the benchmarks all call :func:`decide`.
 
 from predictive_scaler.scaling.behavior import (
     DEFAULT_BEHAVIOR,
+    PREDICTIVE_BEHAVIOR,
     Behavior,
     ScalingPolicyRule,
     ScalingRules,
 )
+from predictive_scaler.scaling.budget import OverloadTracker
 from predictive_scaler.scaling.policy import Decision, Forecaster, LoadHistory, decide
 from predictive_scaler.scaling.spec import ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
 
 __all__ = [
     "DEFAULT_BEHAVIOR",
+    "PREDICTIVE_BEHAVIOR",
     "Behavior",
     "Decision",
     "Forecaster",
     "LoadHistory",
+    "OverloadTracker",
     "ScalingPolicyRule",
     "ScalingRules",
     "ScalingSpec",

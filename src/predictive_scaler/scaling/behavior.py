@@ -111,6 +111,23 @@ def _camel(name: str) -> str:
 # HPA's defaults for both directions; frozen, so one instance serves every caller.
 DEFAULT_BEHAVIOR = Behavior.model_validate({})
 
+# The predictive path's default when the user sets no behavior. A predictive
+# recommendation has already looked a lead time ahead and never drops below
+# what that horizon needs, so less of the HPA's 300 s scale-down window
+# seemed needed. Replayed on the public traces within the same overload budget
+# (issue 17), it is not: on 1-minute and 30-second load the forecast's
+# quantile jitters from step to step, and load that has just peaked tends to
+# peak again, so holding the highest recommendation of 300 s buys fewer
+# overloads than the budget would otherwise spend replicas on. Savings against
+# the HPA at its own overload, summed over six trace/start-up pairs: 0 s 40 %,
+# 60 s 41 %, 120 s 45 %, 300 s 47 %, 600 s 47 %, 900 s 44 % (points of
+# replica-minutes). So the default keeps the HPA's window; the constant stays
+# separate so the measurement can move it.
+PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS = 300
+PREDICTIVE_BEHAVIOR = Behavior.model_validate(
+    {"scaleDown": {"stabilizationWindowSeconds": PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS}}
+)
+
 
 @dataclass(frozen=True)
 class TimedValue:

@@ -7,13 +7,14 @@ the benchmarks, so the policy they measure is the policy that runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from predictive_scaler.forecasting import Forecast
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.scaling.spec import ScalingSpec
+from predictive_scaler.scaling.budget import OverloadTracker, provisioned
+from predictive_scaler.scaling.spec import ROUNDING, ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
 from predictive_scaler.units import format_duration
 
@@ -97,8 +98,13 @@ def decide(
     *,
     now: float,
     forecaster: Forecaster,
+    ready_replicas: int | None = None,
 ) -> Decision:
-    """Replicas to run now so that the forecast load is served once new pods are ready."""
+    """Replicas to run now so that the forecast load is served once new pods are ready.
+
+    ``ready_replicas`` (default: all of them) served the newest load sample;
+    with an overload budget, whether they were enough steers the quantile.
+    """
     lowest, highest = spec.min_replicas, spec.max_replicas
     if current_replicas == 0:
         # As the HPA does: a target scaled to zero by hand is left alone.
@@ -131,9 +137,11 @@ def decide(
         )
 
     reasons: list[str] = []
+    if spec.budgeted:
+        ready = current_replicas if ready_replicas is None else ready_replicas
+        state = replace(state, overload=_count_overload(spec, history, ready, state.overload))
     floor = spec.replicas_for(history.latest)
     horizon = spec.horizon_steps(history.step_seconds)
-    ahead = format_duration(horizon * history.step_seconds)
     forecast: Forecast | None = None
     bound: float | None = None
     held: str | None = None
@@ -144,18 +152,14 @@ def decide(
         proposal = max(current_replicas, floor)
         reasons.append(f"no forecast ({error}): holding {current_replicas} unless load needs more")
     if forecast is not None:
-        bound = float(forecast.upper.max())
-        proposal = max(spec.replicas_for(bound), floor)
-        reasons.append(
-            f"{forecast.model} forecast peak {forecast.mean.max():.4g} "
-            f"(upper {bound:.4g} at {spec.interval:.0%}) within {ahead} -> "
-            f"{spec.replicas_for(bound)} replicas at {spec.target_per_replica:.4g} each"
-        )
+        sizing = _size(spec, forecast, current_replicas, state.overload, history.step_seconds)
+        bound, proposal = sizing.load, max(sizing.replicas, floor)
+        reasons.append(sizing.reason)
         reasons.extend(f"forecast note: {note}" for note in forecast.notes)
     if floor > current_replicas and floor == proposal:
         reasons.append(f"reactive floor: the current load {history.latest:.4g} needs {floor}")
 
-    behavior = spec.behavior
+    behavior = spec.effective_behavior
     stable, rate = state.normalize(
         behavior, current_replicas, proposal, min_replicas=lowest, max_replicas=highest, now=now
     )
@@ -181,4 +185,67 @@ def decide(
         bound,
         held,
         limit,
+    )
+
+
+def _count_overload(
+    spec: ScalingSpec, history: LoadHistory, ready: int, tracker: OverloadTracker
+) -> OverloadTracker:
+    """Count the newest sample against what the ready pods could serve, once."""
+    finite = np.flatnonzero(np.isfinite(history.values))
+    newest = history.end_time - (history.values.size - 1 - finite[-1]) * history.step_seconds
+    served = ready * spec.per_replica
+    overloaded = history.latest - served > ROUNDING * spec.per_replica
+    return tracker.count(spec.overload_budget, newest, overloaded)
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """Replicas for the forecast, the load they were sized for, and why in words."""
+
+    replicas: int
+    load: float
+    reason: str
+
+
+def _size(
+    spec: ScalingSpec,
+    forecast: Forecast,
+    current: int,
+    tracker: OverloadTracker,
+    step_seconds: float,
+) -> Sizing:
+    """Size for the step when pods added now are ready; keep what the horizon still needs.
+
+    Pods added now serve from the last step of the horizon on (the next
+    decision covers the steps after), so only that step sizes a scale-up.
+    Pods removed now cannot be back before then, so a scale-down keeps what
+    the peak of the whole horizon needs.
+    """
+    if spec.budgeted:
+        threshold = tracker.current(spec.overload_budget)
+        loads = provisioned(forecast, threshold)
+        budget = spec.overload_budget
+        how = f"quantile {tracker.quantile(budget):.4g} for a {budget:.2%} overload budget"
+    else:
+        loads = forecast.upper
+        how = f"upper bound at {spec.interval:.0%}"
+    at_ready, peak = float(loads[-1]), float(loads.max())
+    when_ready = spec.replicas_for(at_ready)
+    kept = min(current, spec.replicas_for(peak))
+    per = "capacity" if spec.budgeted else "target"
+    ahead = format_duration(loads.size * step_seconds)
+    if when_ready >= kept:
+        return Sizing(
+            when_ready,
+            at_ready,
+            f"{forecast.model} forecast {forecast.mean[-1]:.4g} when new pods are ready "
+            f"({how}: {at_ready:.4g}) -> {when_ready} replicas at "
+            f"{spec.per_replica:.4g} {per} each",
+        )
+    return Sizing(
+        kept,
+        peak,
+        f"{forecast.model} forecast peak {forecast.mean.max():.4g} within {ahead} "
+        f"({how}: {peak:.4g}) -> keep {kept} replicas at {spec.per_replica:.4g} {per} each",
     )

@@ -2,26 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from predictive_scaler.scaling.behavior import Behavior, Limited, TimedValue, limit_rate, stabilize
+from predictive_scaler.scaling.budget import OverloadTracker
 
 
 @dataclass(frozen=True)
 class ScalingState:
-    """Recommendation history, recent scale events and the last scale time (seconds).
+    """Recommendation history, recent scale events, the last scale time (seconds), overloads.
 
-    Only entries still inside a stabilisation window or policy period are
-    kept, so the value stays small enough for an object's status.
+    Only entries still inside a stabilisation window, a policy period or the
+    overload window are kept, so the value stays small enough for an
+    object's status.
     """
 
     recommendations: tuple[TimedValue, ...] = ()
     scale_up_events: tuple[TimedValue, ...] = ()
     scale_down_events: tuple[TimedValue, ...] = ()
     last_scale_time: float | None = None
+    overload: OverloadTracker = field(default_factory=OverloadTracker)
 
     def normalize(
         self,
@@ -69,7 +72,7 @@ class ScalingState:
             up = (*up, TimedValue(now, new - previous))
         else:
             down = (*down, TimedValue(now, previous - new))
-        return ScalingState(self.recommendations, up, down, now)
+        return replace(self, scale_up_events=up, scale_down_events=down, last_scale_time=now)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready mapping, e.g. for a status field."""

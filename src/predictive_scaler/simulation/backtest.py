@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Final, Literal
 
 import numpy as np
 
@@ -33,6 +34,11 @@ DEFAULT_TARGET = 0.7
 # already carries a margin above the expected load, which the reactive
 # baseline has only through its utilisation target.
 PREDICTIVE_SWEEP = tuple(round(u, 2) for u in np.arange(0.40, 1.501, 0.05))
+# With an overload budget, the predictive policy is swept over budgets instead:
+# from about one step a week to a fifth of the time.
+BUDGET_SWEEP = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2)
+# `overloadBudget` at what the reactive baseline at the target overloads.
+MATCH_HPA: Final = "hpa"
 # design.md: the baseline's U between 0.5 and 0.9.
 BASELINE_SWEEP = tuple(round(u, 2) for u in np.arange(0.50, 0.901, 0.05))
 DEFAULT_HISTORY_SECONDS = 6 * 3600.0
@@ -57,7 +63,12 @@ class BacktestSettings:
     long_step_seconds: float = DEFAULT_LONG_STEP_SECONDS
     seasonality_seconds: float | None = None
     capacity: float | None = None
+    # None: the predictive policy sizes at the target utilisation on the interval's
+    # upper bound (spec.metric.targetPerReplica); a share (or MATCH_HPA): from the
+    # capacity per replica within that overload budget (capacityPerReplica).
+    overload_budget: float | Literal["hpa"] | None = None
     predictive_sweep: Sequence[float] = PREDICTIVE_SWEEP
+    budget_sweep: Sequence[float] = BUDGET_SWEEP
     baseline_sweep: Sequence[float] = BASELINE_SWEEP
 
     def __post_init__(self) -> None:
@@ -81,6 +92,17 @@ class BacktestResult:
     baseline_sweep: tuple[ReplayResult, ...]
     matched: Matched
     table: ForecastTable = field(repr=False)
+    # The budget the predictive policy kept, resolved (MATCH_HPA becomes a share).
+    budget: float | None = None
+
+    @property
+    def scored_minutes(self) -> float:
+        steps = self.policies["hpa"].replicas.size
+        return steps * self.config.step_seconds / 60.0
+
+    def overload_share(self, policy: str) -> float:
+        """The share of scored time ``policy`` overloaded."""
+        return self.policies[policy].outcome.overload_minutes / self.scored_minutes
 
 
 def forecast_table(
@@ -111,6 +133,20 @@ def forecast_table(
     )
 
 
+def resolve_budget(
+    budget: float | Literal["hpa"] | None, hpa: ReplayResult, config: ReplayConfig
+) -> float | None:
+    """The budget as a share; MATCH_HPA is the share of time ``hpa`` overloaded.
+
+    A baseline that never overloads is matched by the smallest budget there
+    is: one step of the scored time.
+    """
+    if budget is None or isinstance(budget, float):
+        return budget
+    overloaded_steps = hpa.outcome.overload_minutes * 60.0 / config.step_seconds
+    return max(overloaded_steps, 1.0) / hpa.replicas.size
+
+
 def run_backtest(
     load: FloatArray,
     step_seconds: float,
@@ -135,27 +171,38 @@ def run_backtest(
     if table is None:
         table = forecast_table(load, step_seconds, settings, progress=progress)
 
-    def predictive(utilisation: float) -> ReplayPolicy:
+    target = settings.target
+
+    def predictive(utilisation: float, budget: float | None = None) -> ReplayPolicy:
         return PredictivePolicy(
             config,
             utilisation,
             table.forecaster,
             history_steps=history_steps,
             interval=settings.interval,
+            budget=budget,
         )
 
-    target = settings.target
-    predictive_sweep = tuple(replay(load, predictive(u), config) for u in settings.predictive_sweep)
+    hpa = replay(load, HpaPolicy(config, target), config)
+    budget = resolve_budget(settings.overload_budget, hpa, config)
+    if budget is None:
+        predictive_sweep = tuple(
+            replay(load, predictive(u), config) for u in settings.predictive_sweep
+        )
+    else:
+        predictive_sweep = tuple(
+            replay(load, predictive(target, b), config) for b in settings.budget_sweep
+        )
     baseline_sweep = tuple(
         replay(load, HpaPolicy(config, u), config) for u in settings.baseline_sweep
     )
     policies = {
-        "predictive": replay(load, predictive(target), config),
-        "hpa": replay(load, HpaPolicy(config, target), config),
+        "predictive": replay(load, predictive(target, budget), config),
+        "hpa": hpa,
         "oracle": replay(load, OraclePolicy(load, config, target), config),
         "oracle_at_full_utilisation": replay(load, OraclePolicy(load, config, 1.0), config),
     }
-    matched = compare([r.outcome for r in predictive_sweep], policies["hpa"].outcome)
+    matched = compare([r.outcome for r in predictive_sweep], hpa.outcome)
     return BacktestResult(
-        config, settings, policies, predictive_sweep, baseline_sweep, matched, table
+        config, settings, policies, predictive_sweep, baseline_sweep, matched, table, budget
     )

@@ -31,6 +31,7 @@ class HpaPolicy:
     """
 
     name = "hpa"
+    budget: float | None = None
 
     def __init__(
         self,
@@ -84,6 +85,7 @@ class OraclePolicy:
     """Knows the future: at step t holds ceil(max(L[t..t+S]) / (C * U)); never overloads."""
 
     name = "oracle"
+    budget: float | None = None
 
     def __init__(self, load: FloatArray, config: ReplayConfig, utilisation: float) -> None:
         self.load = load
@@ -97,7 +99,13 @@ class OraclePolicy:
 
 
 class PredictivePolicy:
-    """The operator's policy: :func:`predictive_scaler.scaling.decide`, step by step."""
+    """The operator's policy: :func:`predictive_scaler.scaling.decide`, step by step.
+
+    With ``budget``, replicas are sized from the capacity per replica and the
+    overload budget (``utilisation`` then sets only the initial fleet, as for
+    the other policies); without, from the target ``capacity * utilisation``
+    at the interval's upper bound. ``behavior`` None is the predictive default.
+    """
 
     name = "predictive"
 
@@ -110,18 +118,25 @@ class PredictivePolicy:
         history_steps: int,
         interval: float = 0.9,
         behavior: Behavior | None = None,
+        budget: float | None = None,
     ) -> None:
         self.config = config
         self.utilisation = utilisation
+        self.budget = budget
         self.forecaster = forecaster
         self.history_steps = history_steps
+        sizing = (
+            {"target_per_replica": config.capacity * utilisation}
+            if budget is None
+            else {"capacity_per_replica": config.capacity, "overload_budget": budget}
+        )
         self.spec = ScalingSpec(
             min_replicas=1,
             max_replicas=UNBOUNDED_REPLICAS,
-            target_per_replica=config.capacity * utilisation,
             lead_time_seconds=config.startup_steps * config.step_seconds,
             interval=interval,
-            behavior=behavior or DEFAULT_BEHAVIOR,
+            behavior=behavior,
+            **sizing,
         )
         self.state = ScalingState()
 
@@ -130,9 +145,15 @@ class PredictivePolicy:
         history = history_before(observed, t, self.history_steps, step)
         now = t * step
         decision = decide(
-            self.spec, history, replicas, self.state, now=now, forecaster=self.forecaster
+            self.spec,
+            history,
+            replicas,
+            self.state,
+            now=now,
+            forecaster=self.forecaster,
+            ready_replicas=ready_before,
         )
         self.state = decision.state.after_scale(
-            self.spec.behavior, now, replicas, decision.desired_replicas
+            self.spec.effective_behavior, now, replicas, decision.desired_replicas
         )
         return decision.desired_replicas

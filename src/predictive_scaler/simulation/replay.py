@@ -61,6 +61,8 @@ class ReplayPolicy(Protocol):
 
     name: str
     utilisation: float
+    # The overload budget the policy steers to, if it has one.
+    budget: float | None
 
     def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
         """Replicas to run from step ``t``, seeing only ``observed`` = load[0..t-1].
@@ -86,6 +88,7 @@ class ReplayResult:
 
     policy: str
     utilisation: float
+    budget: float | None
     replicas: np.ndarray
     ready: np.ndarray
     outcome: Outcome
@@ -135,6 +138,7 @@ def replay(load: FloatArray, policy: ReplayPolicy, config: ReplayConfig) -> Repl
     return ReplayResult(
         policy.name,
         policy.utilisation,
+        policy.budget,
         replicas,
         ready,
         account(load, replicas, ready, config, initial),

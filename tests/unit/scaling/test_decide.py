@@ -22,7 +22,7 @@ from predictive_scaler.scaling import (
     ScalingState,
     decide,
 )
-from predictive_scaler.scaling.behavior import TimedValue
+from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, TimedValue
 
 STEP = 60.0
 
@@ -55,8 +55,8 @@ class FailingForecaster:
         raise self.error
 
 
-def spec(**fields: float) -> ScalingSpec:
-    values: dict[str, float] = {"max_replicas": 50, "target_per_replica": 10.0, **fields}
+def spec(**fields: object) -> ScalingSpec:
+    values: dict[str, object] = {"max_replicas": 50, "target_per_replica": 10.0, **fields}
     return ScalingSpec.model_validate(values)
 
 
@@ -87,10 +87,10 @@ def run(
 # --- sizing -------------------------------------------------------------------------------
 
 
-def test_sizes_for_the_highest_upper_bound_over_the_horizon() -> None:
-    fake = FakeForecaster(upper=[10.0, 35.0, 20.0], mean=[8.0, 30.0, 15.0])
+def test_sizes_a_scale_up_for_the_step_when_new_pods_are_ready() -> None:
+    fake = FakeForecaster(upper=[10.0, 20.0, 35.0], mean=[8.0, 15.0, 30.0])
     decision = run(spec(), [20.0, 20.0, 20.0], 2, fake)
-    # ceil(max upper 35 / 10 per replica) = 4; scale-up from 2 may reach max(2+4, 2*2) = 6.
+    # Pods added now serve from the horizon's last step: ceil(35 / 10 per replica) = 4.
     assert decision.desired_replicas == 4
     assert decision.load_bound == 35.0
     assert decision.held is None
@@ -99,8 +99,23 @@ def test_sizes_for_the_highest_upper_bound_over_the_horizon() -> None:
     assert decision.forecast.model == "fake"
     assert decision.changes_replicas
     message = decision.message
-    assert "fake forecast peak 30 (upper 35 at 90%) within 3m -> 4 replicas at 10 each" in message
+    assert (
+        "fake forecast 30 when new pods are ready (upper bound at 90%: 35) -> 4 replicas "
+        "at 10 target each"
+    ) in message
     assert "4 replicas (from 2)" in message
+
+
+def test_a_peak_before_new_pods_are_ready_is_not_bought_for_but_kept_for() -> None:
+    # A peak at the second step: pods added now would come too late for it...
+    fake = FakeForecaster(upper=[10.0, 35.0, 20.0], mean=[8.0, 30.0, 15.0])
+    assert run(spec(), [20.0, 20.0, 20.0], 2, fake).desired_replicas == 2
+    # ...but pods removed now could not be back for it: a scale-down keeps 4.
+    decision = run(spec(behavior=DEFAULT_BEHAVIOR), [20.0] * 3, 6, fake)
+    assert (decision.desired_replicas, decision.load_bound) == (4, 35.0)
+    assert "fake forecast peak 30 within 3m (upper bound at 90%: 35) -> keep 4" in decision.message
+    # Never more than run now: a scale-down is not a reason to scale up.
+    assert run(spec(), [20.0] * 3, 3, fake).desired_replicas == 3
 
 
 @pytest.mark.parametrize(
@@ -156,7 +171,7 @@ def test_forecast_notes_are_passed_on() -> None:
 
 
 def test_scale_down_waits_for_the_stabilization_window() -> None:
-    scaling = spec()
+    scaling = spec(behavior=DEFAULT_BEHAVIOR)
     state = ScalingState()
     # t=0: the forecast needs 8 and 8 run.
     first = run(scaling, [80.0] * 5, 8, FakeForecaster(upper=[80.0]), state=state, now=0.0)
@@ -171,7 +186,7 @@ def test_scale_down_waits_for_the_stabilization_window() -> None:
         )
         timeline[now] = (decision.desired_replicas, decision.limit)
         state = decision.state.after_scale(
-            scaling.behavior, now, replicas, decision.desired_replicas
+            scaling.effective_behavior, now, replicas, decision.desired_replicas
         )
         if decision.limit == "ScaleDownStabilized":
             assert "held at 8" in decision.message
@@ -266,7 +281,7 @@ def test_a_failed_forecast_still_honours_the_reactive_floor() -> None:
 
 
 def test_a_failed_forecast_records_a_recommendation_that_blocks_scale_down() -> None:
-    scaling = spec()
+    scaling = spec(behavior=DEFAULT_BEHAVIOR)
     failed = run(scaling, [20.0], 6, FailingForecaster(ValueError("x")), now=0.0)
     assert failed.state.recommendations == (TimedValue(0.0, 6),)
     later = run(scaling, [20.0], 6, FakeForecaster(upper=[10.0]), state=failed.state, now=60.0)
@@ -286,7 +301,7 @@ def test_never_above_max_replicas() -> None:
     decision = run(scaling, [50.0], 5, FakeForecaster(upper=[100.0]))
     assert (decision.desired_replicas, decision.limit) == (7, "TooManyReplicas")
     assert "limited to maxReplicas 7" in decision.message
-    assert "fake forecast peak" in decision.message
+    assert "fake forecast 80 when new pods are ready" in decision.message
 
 
 def test_never_below_min_replicas() -> None:

@@ -23,6 +23,7 @@ class Scripted:
     """
 
     name = "scripted"
+    budget: float | None = None
 
     def __init__(self, plan: dict[int, int], utilisation: float = 1.0) -> None:
         self.plan = plan

@@ -1,0 +1,132 @@
+"""An overload budget kept online: the forecast quantile follows the overloads it causes.
+
+The user states the share of time the load may exceed what ready pods serve
+(``overloadBudget``). Which quantile of the forecast meets it depends on
+everything between the forecast and the pods: how well the intervals are
+calibrated on this workload, the rounding to whole replicas, start-up,
+stabilisation. So the quantile is not derived; it is steered by what
+happened, with the quantile tracker of Angelopoulos, Candès and Tibshirani
+("Conformal PID Control for Time Series Prediction", NeurIPS 2023, the
+"P" controller; the same update as Gibbs and Candès' adaptive conformal
+inference, NeurIPS 2021, on the threshold instead of the level):
+
+    z <- z + rate * (overloaded - budget)
+
+after each load sample. Summed over T samples, the updates telescope:
+``(share overloaded) - budget = (z_T - z_0) / (rate * T)``, so while z stays
+within its bounds the realised share converges to the budget at rate 1/T,
+whatever the load, with no assumption on the forecast's errors. At the upper
+bound an overload no longer raises z (the budget cannot be kept: a spike no
+forecast sees, or maxReplicas); at the lower bound a quiet step no longer
+lowers it (the budget is kept with room to spare). Status says which.
+
+``z`` is in units of the forecast's spread: the load provisioned is
+``mean + z * sigma`` with ``sigma`` read from the forecast's interval, so
+``z`` maps to a quantile (reported as one) and one rate suits every workload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from statistics import NormalDist
+
+import numpy as np
+
+from predictive_scaler.forecasting import Forecast
+from predictive_scaler.forecasting.forecast import FloatArray
+
+# How far one overload moves the threshold, in forecast spreads. Large enough
+# that a budget is found again within a day of minutes after the load
+# changes character, small enough that one overload does not buy a replica.
+RATE = 0.1
+# The threshold's range: below the mean minus one spread, the forecast is
+# ignored (the reactive floor still holds); above five spreads (a quantile of
+# 0.9999997) more headroom is a standing cost no budget asks for.
+LOWEST = -1.0
+HIGHEST = 5.0
+# The realised share is reported over this window, in hourly buckets.
+WINDOW_SECONDS = 24 * 3600.0
+BUCKET_SECONDS = 3600.0
+
+_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True)
+class HourCount:
+    """Samples counted, and how many of them overloaded, in the hour from ``start``."""
+
+    start: float
+    samples: int
+    overloaded: int
+
+
+@dataclass(frozen=True)
+class OverloadTracker:
+    """The threshold in use and what it was steered by; a plain value kept in status.
+
+    ``threshold`` is None until the first sample is counted: it then starts
+    where the forecast's own calibration says the budget lies.
+    """
+
+    threshold: float | None = None
+    counted_until: float | None = None
+    hours: tuple[HourCount, ...] = ()
+
+    def current(self, budget: float) -> float:
+        """The threshold to provision at, in forecast spreads above the mean."""
+        if self.threshold is not None:
+            return self.threshold
+        return min(max(_NORMAL.inv_cdf(1.0 - budget), LOWEST), HIGHEST)
+
+    def count(self, budget: float, sample_time: float, overloaded: bool) -> OverloadTracker:
+        """Count the sample taken at ``sample_time`` once, and steer the threshold by it."""
+        if self.counted_until is not None and sample_time <= self.counted_until:
+            return self
+        moved = self.current(budget) + RATE * (float(overloaded) - budget)
+        bucket = sample_time - sample_time % BUCKET_SECONDS
+        kept = [h for h in self.hours if h.start > sample_time - WINDOW_SECONDS]
+        if kept and kept[-1].start == bucket:
+            last = kept.pop()
+            kept.append(
+                replace(last, samples=last.samples + 1, overloaded=last.overloaded + overloaded)
+            )
+        else:
+            kept.append(HourCount(bucket, 1, int(overloaded)))
+        return OverloadTracker(min(max(moved, LOWEST), HIGHEST), sample_time, tuple(kept))
+
+    @property
+    def samples(self) -> int:
+        return sum(h.samples for h in self.hours)
+
+    @property
+    def realised(self) -> float | None:
+        """The share of counted samples overloaded within the window; None before any."""
+        samples = self.samples
+        return None if samples == 0 else sum(h.overloaded for h in self.hours) / samples
+
+    def quantile(self, budget: float) -> float:
+        """The forecast quantile the threshold stands for, were the errors normal."""
+        return _NORMAL.cdf(self.current(budget))
+
+    @property
+    def at_limit(self) -> str | None:
+        """ "highest" or "lowest" when the threshold is pinned at a bound, else None."""
+        if self.threshold is None:
+            return None
+        if self.threshold >= HIGHEST:
+            return "highest"
+        if self.threshold <= LOWEST:
+            return "lowest"
+        return None
+
+
+def provisioned(forecast: Forecast, threshold: float) -> FloatArray:
+    """The load to provision at each step: ``threshold`` spreads above the forecast mean.
+
+    The spread is read from the upper half of the forecast's interval (the
+    interval is conformal, from the model's own errors, and load's errors are
+    skewed upwards: the upper half is the side overload lives on).
+    """
+    half_width = np.maximum(forecast.upper - forecast.mean, 0.0)
+    sigma = half_width / _NORMAL.inv_cdf((1.0 + forecast.level) / 2.0)
+    return forecast.mean + threshold * sigma
