@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,55 @@ def assert_scaled_before_overload_in_prometheus(
         "1s",
     )
     assert _first_above(current, 2) < _first_above(load, 2 * CAPACITY)
+
+
+def test_an_overload_budget_counts_overloads_against_ready_pods_and_raises_the_quantile(
+    operator: OperatorProcess,
+    local_cluster: local.LocalCluster,
+    core_v1: client.CoreV1Api,
+    apps_v1: client.AppsV1Api,
+    custom_objects: client.CustomObjectsApi,
+    namespace: str,
+) -> None:
+    # Two replicas of one core each under 3.5 cores of load, and maxReplicas 2:
+    # every sample is an overload the scaler cannot prevent.
+    create_deployment(apps_v1, namespace, "capped", 2, cpu_request=str(CAPACITY))
+    body = scaler(
+        "capped",
+        "capped",
+        metric={"resource": "cpu", "capacityPerReplica": str(CAPACITY)},
+        max_replicas=2,
+    )
+    body["spec"]["scaling"]["overloadBudget"] = "5%"
+    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    driver = LoadDriver(core_v1, apps_v1, namespace, "capped", lambda seconds: 3.5)
+    driver.start()
+    try:
+
+        def overloads_counted() -> bool:
+            overload = read_status(custom_objects, namespace, "capped").get("overload", {})
+            return bool(overload.get("samples", 0) >= 5 and overload.get("realised") == "100%")
+
+        wait_for(overloads_counted, timeout=WARMUP + 60, what="five overloaded samples counted")
+    finally:
+        driver.stop()
+    overload = read_status(custom_objects, namespace, "capped")["overload"]
+    assert overload["budget"] == "5%"
+    # It starts at the 95 % quantile and every overload raises it.
+    assert overload["quantile"] > 0.95
+    assert overload["summary"] == "100% of 5%"
+    row = kubectl(local_cluster, "get", "psc", "capped", "-n", namespace).splitlines()[1]
+    assert "100% of 5%" in row
+    labels = f'namespace="{namespace}",name="capped"'
+    expected: dict[str, Callable[[float], bool]] = {
+        "predictive_scaler_overload_budget_ratio": lambda v: v == 0.05,
+        "predictive_scaler_overload_realised_ratio": lambda v: v == 1.0,
+        "predictive_scaler_forecast_quantile": lambda v: 0.95 < v < 1.0,
+    }
+    for metric, check in expected.items():
+
+        def exported(metric: str = metric, check: Callable[[float], bool] = check) -> bool:
+            query = f"{metric}{{{labels}}}"
+            return any(check(s.value) for s in instant_query(local_cluster.prometheus_url, query))
+
+        wait_for(exported, timeout=30, what=f"{metric} in Prometheus")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ import predictive_scaler.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, PredictiveScalerSpec
 from tests.fixtures.hostile import REFUSED, VALID
 from tests.fixtures.operator import kubectl
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
@@ -62,7 +65,17 @@ def test_kubectl_get_shows_the_printer_columns(
     header = table[0].split()
     assert header == [
         "NAME", "TARGET", "MODE", "MIN", "MAX", "CURRENT", "DESIRED", "MODEL", "FORECAST",
-        "READY", "AGE",
+        "OVERLOAD", "READY", "AGE",
     ]  # fmt: skip
     row = table[1].split()
     assert row[:5] == ["valid", "web", "Auto", "1", "10"]
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_every_example_is_accepted_by_the_api_server(
+    example: str, crd: str, local_cluster: local.LocalCluster, namespace: str
+) -> None:
+    applied = kubectl(
+        local_cluster, "apply", "--dry-run=server", "-n", namespace, "-f", str(EXAMPLES / example)
+    )
+    assert "predictivescaler.autoscaling.predictive-scaler.io/" in applied, applied

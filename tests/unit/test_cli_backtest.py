@@ -44,6 +44,34 @@ def test_json_has_every_policy_and_the_matched_comparison(
     assert report["chosen_models"] == {"brown": 240}
 
 
+def test_an_overload_budget_is_kept_and_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    report = backtest_json(capsys, "--steps", "1800", "--model", "brown", "--overload-budget", "5%")
+    budget = report["overload_budget"]
+    assert isinstance(budget, dict)
+    assert budget["budget"] == 0.05
+    assert not budget["matched_to_hpa"]
+    # A day of one-minute samples is enough for the tracker to land near its budget.
+    assert 0.05 / 2 <= budget["realised"] <= 0.05 * 2
+    sweep = report["sweeps"]
+    assert isinstance(sweep, dict)
+    assert [p["overload_budget"] for p in sweep["predictive"]][:3] == [0.0002, 0.0005, 0.001]
+    assert (
+        main(["backtest", "--steps", "1800", "--model", "brown", "--overload-budget", "hpa"]) == 0
+    )
+    text = capsys.readouterr().out
+    assert "(hpa's share): predictive overloaded" in text
+    assert "sweeping the predictive overload budget" in text
+
+
+@pytest.mark.parametrize("budget", ["5", "0%", "60%", "lots"])
+def test_an_impossible_overload_budget_is_refused_by_name(
+    budget: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["backtest", "--overload-budget", budget])
+    assert "--overload-budget" in capsys.readouterr().err
+
+
 def test_a_csv_trace_with_its_own_step_and_a_plot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

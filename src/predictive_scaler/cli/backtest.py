@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from tqdm import tqdm
@@ -17,12 +18,20 @@ from predictive_scaler.cli.arguments import (
     positive_int,
 )
 from predictive_scaler.forecasting import MODEL_NAMES
-from predictive_scaler.simulation import BacktestResult, BacktestSettings, Outcome, run_backtest
+from predictive_scaler.scaling.spec import MAX_OVERLOAD_BUDGET
+from predictive_scaler.simulation import (
+    BacktestResult,
+    BacktestSettings,
+    Outcome,
+    ReplayResult,
+    run_backtest,
+)
 from predictive_scaler.simulation.backtest import (
     DEFAULT_HISTORY_SECONDS,
     DEFAULT_LONG_HISTORY_SECONDS,
     DEFAULT_LONG_STEP_SECONDS,
     DEFAULT_TARGET,
+    MATCH_HPA,
 )
 
 
@@ -43,6 +52,16 @@ class OutcomeReport(Frozen):
 
 class SweepPoint(OutcomeReport):
     utilisation: float
+    overload_budget: float | None = None
+
+
+class BudgetReport(Frozen):
+    """The overload budget the predictive policy steered to, and the share it realised."""
+
+    budget: float
+    matched_to_hpa: bool
+    realised: float
+    hpa_realised: float
 
 
 class MatchedReport(Frozen):
@@ -76,6 +95,7 @@ class BacktestReport(Frozen):
     oracle_at_full_utilisation: OutcomeReport
     sweeps: dict[str, list[SweepPoint]]
     chosen_models: dict[str, int]
+    overload_budget: BudgetReport | None = None
 
 
 def add_parser(commands: Any) -> None:
@@ -104,6 +124,14 @@ def add_parser(commands: Any) -> None:
     )
     backtest.add_argument(
         "--model", default="auto", choices=MODEL_NAMES, help="forecasting model (default: auto)"
+    )
+    backtest.add_argument(
+        "--overload-budget",
+        type=overload_budget,
+        help="size predictive replicas from the capacity per replica so that the load exceeds "
+        "what ready pods serve at most this share of the time, e.g. 1%% (as "
+        "spec.scaling.overloadBudget with metric.capacityPerReplica), or 'hpa' for the share "
+        "the reactive HPA overloads; without it, at the target on the interval's upper bound",
     )
     backtest.add_argument(
         "--interval",
@@ -169,6 +197,7 @@ def run(args: argparse.Namespace) -> BacktestReport:
         long_history_seconds=args.long_history,
         long_step_seconds=args.long_step,
         seasonality_seconds=args.seasonality,
+        overload_budget=args.overload_budget,
     )
     with tqdm(
         total=max(0, load.size - settings.history_steps(step)),
@@ -222,18 +251,43 @@ def report(result: BacktestResult, source: str, column: str, steps: int) -> Back
         },
         oracle_at_full_utilisation=OutcomeReport.of(oracle_full),
         sweeps={
-            "predictive": [sweep_point(r.utilisation, r.outcome) for r in result.predictive_sweep],
-            "hpa": [sweep_point(r.utilisation, r.outcome) for r in result.baseline_sweep],
+            "predictive": [sweep_point(r) for r in result.predictive_sweep],
+            "hpa": [sweep_point(r) for r in result.baseline_sweep],
         },
         chosen_models=dict(Counter(result.table.models).most_common()),
+        overload_budget=None
+        if result.budget is None
+        else BudgetReport(
+            budget=result.budget,
+            matched_to_hpa=result.settings.overload_budget == MATCH_HPA,
+            realised=result.overload_share("predictive"),
+            hpa_realised=result.overload_share("hpa"),
+        ),
     )
 
 
 POLICIES = ("predictive", "hpa", "oracle")
 
 
-def sweep_point(utilisation: float, outcome: Outcome) -> SweepPoint:
-    return SweepPoint(utilisation=utilisation, **vars(outcome))
+def sweep_point(result: ReplayResult) -> SweepPoint:
+    return SweepPoint(
+        utilisation=result.utilisation, overload_budget=result.budget, **vars(result.outcome)
+    )
+
+
+def overload_budget(text: str) -> float | Literal["hpa"]:
+    """ "1%" as 0.01, or "hpa"; argparse's error names the flag."""
+    if text == MATCH_HPA:
+        return MATCH_HPA
+    try:
+        share = float(text.removesuffix("%")) / 100.0
+    except ValueError:
+        share = math.nan
+    if not text.endswith("%") or not 0.0 < share <= MAX_OVERLOAD_BUDGET:
+        raise argparse.ArgumentTypeError(
+            f"expected a share in (0%, 50%] such as 1%, or hpa: {text!r}"
+        )
+    return share
 
 
 def percent(value: float | None) -> str:
@@ -260,10 +314,20 @@ def render(report: BacktestReport) -> str:
             f"{outcome.scaling_actions:>8} {outcome.unserved:>12.4g} {over_oracle:>12.2f} "
             f"{full[name]:>17.2f}"
         )
+    budget = report.overload_budget
+    if budget is not None:
+        source = " (hpa's share)" if budget.matched_to_hpa else ""
+        lines += [
+            "",
+            f"overload budget {budget.budget:.3%}{source}: predictive overloaded "
+            f"{budget.realised:.3%} of the time ({budget.realised / budget.budget:.2f}x the "
+            f"budget), hpa {budget.hpa_realised:.3%}",
+        ]
     matched = report.matched
+    swept = "overload budget" if budget is not None else "headroom"
     lines += [
         "",
-        "matched against hpa at the target utilisation (sweeping the predictive headroom):",
+        f"matched against hpa at the target utilisation (sweeping the predictive {swept}):",
         f"  overload minutes at hpa's cost:   {percent(matched.overload_reduction_at_hpa_cost)} "
         "fewer",
         f"  replica-minutes at hpa's overload: {percent(matched.cost_reduction_at_hpa_overload)} "

@@ -28,7 +28,23 @@ REPLICAS = Gauge(
 )
 TARGET_PER_REPLICA = Gauge(
     "predictive_scaler_target_per_replica",
-    "Load one replica should carry (spec.metric.targetPerReplica), in the metric's unit",
+    "Load one replica is sized for (spec.metric.targetPerReplica, or capacityPerReplica "
+    "with an overload budget), in the metric's unit",
+    OBJECT,
+)
+OVERLOAD_BUDGET = Gauge(
+    "predictive_scaler_overload_budget_ratio",
+    "Share of time the load may exceed what ready pods serve (spec.scaling.overloadBudget)",
+    OBJECT,
+)
+OVERLOAD_REALISED = Gauge(
+    "predictive_scaler_overload_realised_ratio",
+    "Share of the last day's load samples that exceeded what ready pods served",
+    OBJECT,
+)
+FORECAST_QUANTILE = Gauge(
+    "predictive_scaler_forecast_quantile",
+    "Forecast quantile the replicas are sized for, steered to keep the overload budget",
     OBJECT,
 )
 MODEL = Gauge(
@@ -104,6 +120,9 @@ _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     LOAD: ((),),
     BACKTEST_ERROR: ((),),
     TARGET_PER_REPLICA: ((),),
+    OVERLOAD_BUDGET: ((),),
+    OVERLOAD_REALISED: ((),),
+    FORECAST_QUANTILE: ((),),
     FORECAST: (("mean",), ("lower",), ("upper",)),
     REPLICAS: (("current",), ("ready",), ("desired",)),
     SCALE_ACTIONS: (("up",), ("down",)),

@@ -141,7 +141,7 @@ class Evaluator:
         if pending is not None and scale.replicas == pending.desired:
             # The last process patched and died before recording it: the
             # cool-down starts from that patch, not from now, and not never.
-            behavior = spec.scaling.behavior
+            behavior = scaling_spec.effective_behavior
             state = state.after_scale(behavior, pending.at, pending.previous, pending.desired)
         decision = decide(
             scaling_spec,
@@ -152,6 +152,7 @@ class Evaluator:
             forecaster=lambda h, horizon, level: selection.forecast_series(
                 TimedSeries(h.values, h.step_seconds, h.end_time), horizon, level, now, long=long
             ),
+            ready_replicas=scale.ready,
         )
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
         new_state, events = decision.state, list[EventNote]()
@@ -170,13 +171,13 @@ class Evaluator:
             seasons=selection.seasons,
             long_history_error=long_error,
         )
-        status = decision_status(decision, history, new_state, runtime)
+        status = decision_status(scaling_spec, decision, history, new_state, runtime)
         if metrics_error is not None:
             status["decision"] = f"holding {scale.replicas} replicas: {metrics_error}"
         evaluation = self._report(
             ref, raw_status, now, observed(seen), status=status, events=events
         )
-        published = Published(history, scale.ready, scaling_spec.target_per_replica)
+        published = Published(history, scale.ready, scaling_spec, new_state)
         publish(ref.namespace, ref.name, decision, published, runtime)
         return evaluation
 
@@ -258,7 +259,8 @@ class Evaluator:
         failpoints.reach("scale:after-patch")
         direction = "up" if desired > current else "down"
         metrics.SCALE_ACTIONS.labels(ref.namespace, ref.name, direction).inc()
-        state = decision.state.after_scale(spec.scaling.behavior, now, current, desired)
+        behavior = spec.scaling_spec().effective_behavior
+        state = decision.state.after_scale(behavior, now, current, desired)
         message = f"{target.describe()} {current} -> {desired}: {decision.message}"
         return state, [*notes, EventNote("Normal", "Scaled", message)]
 

@@ -13,7 +13,13 @@ import numpy as np
 from predictive_scaler.forecasting.seasons import SeasonKnowledge
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.runtime import ObjectRuntime
-from predictive_scaler.scaling import Decision, LoadHistory, ScalingState
+from predictive_scaler.scaling import (
+    Decision,
+    LoadHistory,
+    OverloadTracker,
+    ScalingSpec,
+    ScalingState,
+)
 from predictive_scaler.units import format_duration
 
 
@@ -27,7 +33,11 @@ def _latest(history: LoadHistory) -> float | None:
 
 
 def decision_status(
-    decision: Decision, history: LoadHistory, state: ScalingState, runtime: ObjectRuntime
+    spec: ScalingSpec,
+    decision: Decision,
+    history: LoadHistory,
+    state: ScalingState,
+    runtime: ObjectRuntime,
 ) -> dict[str, Any]:
     status: dict[str, Any] = {
         "currentReplicas": decision.current_replicas,
@@ -37,6 +47,8 @@ def decision_status(
     }
     if state.last_scale_time is not None:
         status["lastScaleTime"] = timestamp(state.last_scale_time)
+    if spec.budgeted:
+        status["overload"] = overload_status(spec.overload_budget, state.overload)
     load = _latest(history)
     if load is not None:
         status["load"] = load
@@ -69,13 +81,42 @@ def decision_status(
     return status
 
 
+def overload_status(budget: float, tracker: OverloadTracker) -> dict[str, Any]:
+    """The budget, the share realised over the window, and the quantile steered to meet it."""
+    report: dict[str, Any] = {
+        "budget": percent(budget),
+        "quantile": round(tracker.quantile(budget), 6),
+        "samples": tracker.samples,
+    }
+    realised = tracker.realised
+    if realised is None:
+        report["summary"] = f"- of {percent(budget)}"
+        return report
+    window = tracker.counted_until - tracker.hours[0].start if tracker.counted_until else 0.0
+    report["realised"] = percent(realised)
+    report["window"] = format_duration(max(window, 1.0))
+    report["summary"] = f"{percent(realised)} of {percent(budget)}"
+    if tracker.at_limit is not None:
+        report["limit"] = (
+            "the quantile is at its highest: overloads come faster than more headroom prevents"
+            if tracker.at_limit == "highest"
+            else "the quantile is at its lowest: the budget is kept with room to spare"
+        )
+    return report
+
+
+def percent(share: float) -> str:
+    return f"{share * 100:.3g}%"
+
+
 @dataclass(frozen=True)
 class Published:
     """What the metrics show of one evaluation besides the decision itself."""
 
     history: LoadHistory
     ready_replicas: int
-    target_per_replica: float
+    spec: ScalingSpec
+    state: ScalingState
 
 
 def publish(
@@ -85,7 +126,13 @@ def publish(
     load = _latest(seen.history)
     if load is not None:
         metrics.LOAD.labels(*labels).set(load)
-    metrics.TARGET_PER_REPLICA.labels(*labels).set(seen.target_per_replica)
+    metrics.TARGET_PER_REPLICA.labels(*labels).set(seen.spec.per_replica)
+    if seen.spec.budgeted:
+        budget, tracker = seen.spec.overload_budget, seen.state.overload
+        metrics.OVERLOAD_BUDGET.labels(*labels).set(budget)
+        metrics.FORECAST_QUANTILE.labels(*labels).set(tracker.quantile(budget))
+        if tracker.realised is not None:
+            metrics.OVERLOAD_REALISED.labels(*labels).set(tracker.realised)
     metrics.REPLICAS.labels(*labels, "current").set(decision.current_replicas)
     metrics.REPLICAS.labels(*labels, "ready").set(seen.ready_replicas)
     metrics.REPLICAS.labels(*labels, "desired").set(decision.desired_replicas)

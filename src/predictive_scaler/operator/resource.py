@@ -12,10 +12,12 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from kubernetes.utils import parse_quantity
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 
 from predictive_scaler.scaling import ScalingSpec
-from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, ApiModel, Behavior
+from predictive_scaler.scaling.behavior import ApiModel, Behavior
+from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET
 from predictive_scaler.units import parse_duration
 
 GROUP = "autoscaling.predictive-scaler.io"
@@ -41,17 +43,36 @@ class ScaleTargetRef(ApiModel):
 class MetricSource(ApiModel):
     resource: Literal["cpu", "memory"] | None = None
     query: str | None = Field(default=None, min_length=1, max_length=4096)
-    target_per_replica: str
+    target_per_replica: str | None = None
+    capacity_per_replica: str | None = None
 
-    @field_validator("target_per_replica")
+    @field_validator("target_per_replica", "capacity_per_replica")
     @classmethod
-    def _positive_quantity(cls, value: str) -> str:
-        if quantity(value) <= 0:
-            raise ValueError(f"targetPerReplica must be positive, got {value!r}")
+    def _positive_quantity(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and quantity(value) <= 0:
+            raise ValueError(f"{to_camel(info.field_name or '')} must be positive, got {value!r}")
         return value
 
-    def target_value(self) -> float:
-        return quantity(self.target_per_replica)
+    @model_validator(mode="after")
+    def _one_sizing(self) -> MetricSource:
+        if (self.target_per_replica is None) == (self.capacity_per_replica is None):
+            raise ValueError(
+                "set exactly one of metric.targetPerReplica and metric.capacityPerReplica"
+            )
+        return self
+
+    def target_value(self) -> float | None:
+        return None if self.target_per_replica is None else quantity(self.target_per_replica)
+
+    def capacity_value(self) -> float | None:
+        return None if self.capacity_per_replica is None else quantity(self.capacity_per_replica)
+
+
+def percentage(text: str) -> float:
+    """ "1.5%" as 0.015; ValueError when it is not a number followed by %."""
+    if not text.endswith("%"):
+        raise ValueError(f"expected a percentage such as 1%, got {text!r}")
+    return float(text[:-1]) / 100.0
 
 
 def quantity(text: str) -> float:
@@ -153,7 +174,26 @@ class ForecastSettings(ApiModel):
 class ScalingSettings(ApiModel):
     mode: Mode = Mode.AUTO
     lead_time: str = "2m"
-    behavior: Behavior = DEFAULT_BEHAVIOR
+    overload_budget: str | None = None
+    # None: the predictive default (scaling.PREDICTIVE_BEHAVIOR), not the HPA's.
+    behavior: Behavior | None = None
+
+    @field_validator("overload_budget")
+    @classmethod
+    def _budget(cls, value: str | None) -> str | None:
+        if value is not None:
+            share = percentage(value)
+            if not 0.0 < share <= MAX_OVERLOAD_BUDGET:
+                raise ValueError(f"overloadBudget must lie in (0%, 50%], got {value!r}")
+        return value
+
+    @property
+    def overload_budget_share(self) -> float:
+        return (
+            DEFAULT_OVERLOAD_BUDGET
+            if self.overload_budget is None
+            else percentage(self.overload_budget)
+        )
 
     @field_validator("lead_time")
     @classmethod
@@ -195,6 +235,15 @@ class PredictiveScalerSpec(ApiModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _budget_needs_capacity(self) -> PredictiveScalerSpec:
+        if self.scaling.overload_budget is not None and self.metric.capacity_per_replica is None:
+            raise ValueError(
+                "spec.scaling.overloadBudget needs metric.capacityPerReplica "
+                "(the load at which one replica is saturated)"
+            )
+        return self
+
     @property
     def sync_seconds(self) -> float:
         return parse_duration(self.sync_period)
@@ -205,6 +254,8 @@ class PredictiveScalerSpec(ApiModel):
             min_replicas=self.min_replicas,
             max_replicas=self.max_replicas,
             target_per_replica=self.metric.target_value(),
+            capacity_per_replica=self.metric.capacity_value(),
+            overload_budget=self.scaling.overload_budget_share,
             lead_time_seconds=self.scaling.lead_time_seconds,
             interval=self.forecast.interval,
             behavior=self.scaling.behavior,

@@ -26,6 +26,39 @@ def test_spec_maps_onto_the_pure_scaling_spec() -> None:
     assert spec.forecast.season_length == 2880
 
 
+def test_a_capacity_with_a_budget_maps_onto_a_budgeted_scaling_spec() -> None:
+    body = {**SPEC, "metric": {"resource": "cpu", "capacityPerReplica": "500m"}}
+    scaling = PredictiveScalerSpec.from_body(body).scaling_spec()
+    assert scaling.budgeted
+    assert scaling.per_replica == pytest.approx(0.5)
+    assert scaling.overload_budget == 0.01
+    body["scaling"] = {"overloadBudget": "2.5%"}
+    assert PredictiveScalerSpec.from_body(body).scaling_spec().overload_budget == 0.025
+    # An object without behavior runs the predictive default, not "no behavior".
+    assert scaling.behavior is None
+    assert scaling.effective_behavior.scale_down.stabilization_window_seconds == 300
+
+
+@pytest.mark.parametrize(
+    ("metric", "scaling", "words"),
+    [
+        ({"capacityPerReplica": "1", "targetPerReplica": "1"}, {}, "exactly one of"),
+        ({}, {}, "exactly one of"),
+        ({"capacityPerReplica": "0"}, {}, "capacityPerReplica must be positive"),
+        ({"targetPerReplica": "1"}, {"overloadBudget": "1%"}, "needs metric.capacityPerReplica"),
+        ({"capacityPerReplica": "1"}, {"overloadBudget": "0%"}, "overloadBudget must lie"),
+        ({"capacityPerReplica": "1"}, {"overloadBudget": "51%"}, "overloadBudget must lie"),
+        ({"capacityPerReplica": "1"}, {"overloadBudget": "0.01"}, "a percentage such as 1%"),
+    ],
+)
+def test_sizing_fields_the_api_server_would_refuse_are_refused_here_too(
+    metric: dict[str, str], scaling: dict[str, str], words: str
+) -> None:
+    body = {**SPEC, "metric": {"resource": "cpu", **metric}, "scaling": scaling}
+    with pytest.raises(ValueError, match=words):
+        PredictiveScalerSpec.from_body(body)
+
+
 def test_min_above_max_is_refused_even_if_the_api_server_let_it_in() -> None:
     with pytest.raises(ValueError, match="minReplicas"):
         PredictiveScalerSpec.from_body({**SPEC, "minReplicas": 9}).scaling_spec()
