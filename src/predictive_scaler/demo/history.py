@@ -55,7 +55,13 @@ def core_seconds(load: FloatArray, seconds_per_step: float, elapsed: FloatArray)
 
 def past_cpu(scenario: Scenario, *, ends_at: float, sample_seconds: float) -> BackfillSeries:
     """The trace before the live replay as the CPU counter of a past pod, sampled every
-    ``sample_seconds`` (a scrape interval), its last busy sample at ``ends_at``."""
+    ``sample_seconds`` (the scrape interval) up to ``ends_at``, when the live replay starts.
+
+    kwok counts a pod's new usage from the pod's last scrape before it saw the
+    change, so the live pods' counters take the load over half a scrape
+    interval before the driver starts, on average: the past pod stops
+    counting then, or the summed rate would count that half scrape twice.
+    """
     load = scenario.past_load()
     span = load.size * scenario.seconds_per_step
     starts_at = ends_at - span
@@ -63,7 +69,8 @@ def past_cpu(scenario: Scenario, *, ends_at: float, sample_seconds: float) -> Ba
     busy = math.floor(span / sample_seconds + 1e-9)
     idle = math.ceil(IDLE_TAIL_SECONDS / sample_seconds)
     times = ends_at + sample_seconds * np.arange(-busy, idle + 1, dtype=np.float64)
-    counter = core_seconds(load, scenario.seconds_per_step, times - starts_at)
+    counted_until = np.minimum(times, ends_at - sample_seconds / 2)
+    counter = core_seconds(load, scenario.seconds_per_step, counted_until - starts_at)
     labels = {
         "namespace": NAMESPACE,
         "pod": backfill_pod(ends_at),
