@@ -43,6 +43,8 @@ FINALIZE_SECONDS = 30.0
 # and a first model selection, on a busy machine.
 FIRST_DECISIONS_SECONDS = 10.0
 PROGRESS_SECONDS = 15.0  # between two "still waiting" lines
+POLL_SLICE_SECONDS = 2.0  # between two looks for an interrupt Python dropped
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
 class DemoError(RuntimeError):
@@ -270,26 +272,30 @@ class Demo:
         expected = samples_until(series, ends_at)
         query = loaded_query(series, ends_at)
         # The scaler needs the rest of the warm-up for its first decisions.
-        deadline = time.monotonic() + scenario.warmup_seconds - FIRST_DECISIONS_SECONDS
+        wait_until_seconds = scenario.warmup_seconds - FIRST_DECISIONS_SECONDS
+        said = driver.elapsed()
         while True:
-            left = deadline - time.monotonic()
+            stop_if_interrupted()
+            left = wait_until_seconds - driver.elapsed()
             try:
                 query_until(
                     cluster.prometheus_url,
                     query,
                     lambda found: bool(found) and found[0].value >= expected,
-                    timeout=max(0.0, min(PROGRESS_SECONDS, left)),
+                    timeout=max(0.0, min(POLL_SLICE_SECONDS, left)),
                 )
                 break
             except TimeoutError as error:
-                if left <= PROGRESS_SECONDS:
+                if left <= POLL_SLICE_SECONDS:
                     raise DemoError(
                         "Prometheus did not load the backfilled history within the warm-up "
                         f"({scenario.warmup_seconds:.0f} s): {error}"
                     ) from None
+            if driver.elapsed() - said >= PROGRESS_SECONDS:
+                said = driver.elapsed()
                 self.say(
                     f"waiting for Prometheus to load the blocks (it does once a minute): "
-                    f"{driver.elapsed():.0f} s"
+                    f"{said:.0f} s"
                 )
         self.say(f"Prometheus answers the backfilled range after {driver.elapsed():.0f} s")
 
@@ -301,6 +307,7 @@ class Demo:
         forecasts: list[ForecastSample] = []
         status: dict[str, Any] = {}
         while (elapsed := driver.elapsed()) < scenario.duration_seconds:
+            stop_if_interrupted()
             if not operator.running():
                 raise DemoError(f"the operator exited:\n{operator.log_tail()}")
             status = self._status(custom) or status
@@ -381,15 +388,29 @@ def run_demo(options: DemoOptions, out: TextIO) -> DemoResult:
     return Demo(options, out).run()
 
 
-def interrupt_on_sigterm() -> Callable[[], None]:
-    """SIGTERM cleans up like Ctrl-C; returns a function restoring the previous handler."""
+# Set by Ctrl-C or SIGTERM. Python drops an exception raised inside a finalizer
+# (an HTTP pool closed by the garbage collector, say), so the demo's waits also
+# look here: an interrupt that lands there is acted on a moment later.
+_interrupted = threading.Event()
 
-    def interrupt(signum: int, frame: object) -> None:
+
+def stop_if_interrupted() -> None:
+    if _interrupted.is_set():
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+
+def interrupt_on_signals() -> Callable[[], None]:
+    """Ctrl-C and SIGTERM clean up alike; returns a function restoring the previous handlers."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        _interrupted.set()
+        raise KeyboardInterrupt
+
+    _interrupted.clear()
+    previous = {number: signal.signal(number, interrupt) for number in INTERRUPTS}
 
     def restore() -> None:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
     return restore
