@@ -34,7 +34,7 @@ from prometheus_client.parser import text_string_to_metric_families
 import predictive_scaler.localcluster as local
 from benchmarks.report import format_seconds, machine_description, table, write_section
 from predictive_scaler.demo.process import OperatorExitedError, OperatorProcess
-from predictive_scaler.demo.session import apply_crds, cleanup_that_finishes, interrupt_on_sigterm
+from predictive_scaler.demo.session import apply_crds, cleanup_that_finishes, interrupt_on_signals
 from predictive_scaler.localcluster.kube import (
     USAGE_CPU_ANNOTATION,
     NodeShape,
@@ -496,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     options = Options(args.sync_period, args.cycles, args.workers, logs)
     load_before, began = os.getloadavg()[0], time.perf_counter()
     results: list[LoadResult] = []
-    restore_sigterm = interrupt_on_sigterm()
+    restore_sigterm = interrupt_on_signals()
     try:
         with cleanup_that_finishes() as cleanup:
             started = local.up()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import os
@@ -10,15 +11,23 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 import predictive_scaler.localcluster as local
-from predictive_scaler.demo.scenario import NAMESPACE
+from predictive_scaler.demo.history import CPU_COUNTER
+from predictive_scaler.demo.scenario import NAMESPACE, WORKLOAD, Scenario
 from predictive_scaler.demo.session import SCRAPE_TARGET
 from predictive_scaler.localcluster import processes
+from predictive_scaler.operator.prometheus import resource_query
+from predictive_scaler.operator.resource import MetricSource, ScaleTargetRef
+from predictive_scaler.promclient import connect
+from predictive_scaler.units import format_duration
 from tests.fixtures.cluster import wait_for
+from tests.fixtures.operator import condition, read_status
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -59,17 +68,51 @@ def namespace_going(core: client.CoreV1Api) -> bool:
     return bool(found.metadata is not None and found.metadata.deletion_timestamp is not None)
 
 
+def seasons_learnt(custom: client.CustomObjectsApi, season: str) -> bool:
+    """The scaler has its season from the backfilled days, not LearningSeasons."""
+    try:
+        status = read_status(custom, NAMESPACE, WORKLOAD)
+    except ApiException:
+        return False  # not created yet: Prometheus is still loading the history
+    seasons = status.get("forecast", {}).get("seasons", {})
+    reliable = condition(status, "ForecastReliable")
+    return seasons.get("found") == [season] and reliable.get("reason") == "ModelSelected"
+
+
+def raw_samples(base_url: str, selector: str, window: str) -> list[tuple[float, float]]:
+    found: Any = connect(base_url).custom_query(f"{selector}[{window}]")
+    assert len(found) == 1, found
+    return [(float(t), float(v)) for t, v in found[0]["values"]]
+
+
 def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
-    local_cluster: local.LocalCluster, crd: str, core_v1: client.CoreV1Api, tmp_path: Path
+    local_cluster: local.LocalCluster,
+    crd: str,
+    core_v1: client.CoreV1Api,
+    custom_objects: client.CustomObjectsApi,
+    tmp_path: Path,
 ) -> None:
     output, log = tmp_path / "out", tmp_path / "demo.log"
-    # 07:00-13:00, the morning ramp: 24 steps in 48 s.
+    # 07:00-13:00, the morning ramp: 24 steps in 48 s, after 2 days and 7 h of history.
+    scenario = Scenario(start_hour=7, hours=6)
     running = demo(output, log, "--start-hour", "7", "--hours", "6")
+    # Days of backfilled history: the compressed day is a season from the first selection.
+    season = format_duration(scenario.day_seconds)
+    wait_for(
+        lambda: seasons_learnt(custom_objects, season) or running.poll() is not None,
+        timeout=240,
+        what=f"the scaler to learn its {season} season from the backfilled history",
+    )
+    assert running.poll() is None, log.read_text()
     running.wait(timeout=300)
     text = log.read_text()
     assert running.returncode == 0, text
     assert "reusing the local cluster" in text
-    assert "[07:" in text  # the view, one line at a time without a terminal
+    backfilled = re.search(r"backfilling .* as pod (\S+)", text)
+    assert backfilled, text
+    # The view, one line at a time without a terminal; it starts with the scaler, whose
+    # creation waits for Prometheus's block reload, so its first line's clock varies.
+    assert re.search(r"^\[1[0-2]:\d\d\] load", text, re.MULTILINE), text
     assert "reactive HPA (replayed)" in text
 
     summary = json.loads((output / "summary.json").read_text())
@@ -87,6 +130,35 @@ def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
     wait_for(lambda: namespace_going(core_v1), what=f"namespace {NAMESPACE} deleted")
     assert local.connect(local_cluster.run_dir) is not None  # a reused cluster stays up
     wait_for(lambda: _namespace_gone(core_v1), timeout=120, what=f"{NAMESPACE} gone")
+
+    # Prometheus holds the whole backfilled range, and the scaler's query reads it and the
+    # live pods' load as one curve: no gap or double count where one hands over to the other.
+    url = local_cluster.prometheus_url
+    past = raw_samples(url, f'{CPU_COUNTER}{{pod="{backfilled.group(1)}"}}', "30m")
+    step = scenario.seconds_per_step
+    assert past[-1][0] - past[0][0] >= scenario.past_load().size * step
+    counter = np.array([value for _, value in past])
+    handed_over = past[int(np.flatnonzero(np.diff(counter) > 0)[-1]) + 1][0]
+    target = ScaleTargetRef(api_version="apps/v1", kind="Deployment", name=WORKLOAD)
+    metric = MetricSource(resource="cpu", target_per_replica="1")
+    window = 4 * local_cluster.scrape_interval_seconds
+    query = resource_query(metric, NAMESPACE, target, window)
+    read = connect(url).custom_query_range(
+        query,
+        start_time=_utc(handed_over - window),
+        end_time=_utc(handed_over + 2 * window),
+        step=f"{step:g}s",
+    )
+    load = np.concatenate([scenario.past_load(), scenario.load()])
+    first_live = scenario.past_load().size
+    for at, value in read[0]["values"]:
+        steps = round((float(at) - handed_over) / step)
+        expected = load[first_live + steps - round(window / step) : first_live + steps].mean()
+        assert abs(float(value) / expected - 1) < 0.3, (float(at) - handed_over, value, expected)
+
+
+def _utc(epoch: float) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC)
 
 
 def _namespace_gone(core: client.CoreV1Api) -> bool:

@@ -12,7 +12,7 @@ from predictive_scaler.demo.scenario import Scenario
 from predictive_scaler.demo.session import (
     DemoError,
     DemoOptions,
-    interrupt_on_sigterm,
+    interrupt_on_signals,
     run_demo,
 )
 from predictive_scaler.localcluster import ClusterError
@@ -71,7 +71,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"predictive-scaler demo: error: {error}", file=sys.stderr)
         return 2
     options = DemoOptions(scenario, args.output, keep_cluster=args.keep_cluster)
-    restore = interrupt_on_sigterm()
+    restore = interrupt_on_signals()
     try:
         run_demo(options, sys.stdout)
     except KeyboardInterrupt:

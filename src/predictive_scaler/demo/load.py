@@ -43,6 +43,7 @@ class LoadDriver:
 
     def start(self) -> None:
         self._started = time.monotonic()
+        self.started_at = time.time()  # the same instant on the wall clock, for Prometheus
         self._thread = threading.Thread(target=self._run, name="load-driver", daemon=True)
         self._thread.start()
 

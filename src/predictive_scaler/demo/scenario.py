@@ -2,11 +2,13 @@
 
 One day of the bundled NASA HTTP trace (Monday 3 July 1995) in 15-minute
 steps, scaled to a CPU peak and replayed time-compressed: one step of the
-trace lasts ``seconds_per_step`` seconds of wall time. The replay begins with
-a warm-up from the hours before (the operator's history window), because a
-workload that is worth scaling has a history in Prometheus; only what comes
-after the warm-up is scored. The same numbers feed the reactive baseline's
-replay, so both face the same load.
+trace lasts ``seconds_per_step`` seconds of wall time. A workload worth
+scaling has days of history in Prometheus, so the days before (1 and 2 July)
+are there too: the part the cluster does not replay live is backfilled into
+Prometheus's past, compressed alike, ending where the live replay begins
+(:mod:`predictive_scaler.demo.history`). The live replay begins with a
+warm-up from the hours before, which is not scored. The same numbers feed the
+reactive baseline's replay, so both face the same load.
 """
 
 from __future__ import annotations
@@ -43,13 +45,21 @@ class Scenario:
     lead_steps: int = 3  # start-up, plus a scrape and the rate() window of slack
     min_replicas: int = 2
     max_replicas: int = 20
-    warmup_steps: int = 20  # the scaler's history window, replayed before scoring starts
+    # The scaler is created once Prometheus has loaded the backfilled history,
+    # which it does at its next block reload (once a minute); the live warm-up
+    # covers that minute and the scaler's first decisions before scoring starts.
+    min_warmup_seconds: float = 80.0
+    history_steps: int = 24  # the recent window the models fit: 6 h, the CRD's default
 
     def __post_init__(self) -> None:
         if not 0 <= self.start_hour < 24 or not 1 <= self.hours <= 24 - self.start_hour:
             raise ValueError("the replay must lie within the day: 0 <= start < start + hours <= 24")
         if self.seconds_per_step < 1:
             raise ValueError("seconds per step must be >= 1 (Prometheus scrapes every 2 s)")
+        if self.seconds_per_step != round(self.seconds_per_step):
+            raise ValueError("seconds per step must be whole: the scaler's durations are")
+        if self.first_live_step < 0:
+            raise ValueError("the warm-up would begin before the bundled trace does")
 
     @property
     def steps(self) -> int:
@@ -57,8 +67,31 @@ class Scenario:
         return self.hours * 60 // self.step_minutes
 
     @property
+    def warmup_steps(self) -> int:
+        return math.ceil(self.min_warmup_seconds / self.seconds_per_step - 1e-9)
+
+    @property
     def warmup_seconds(self) -> float:
         return self.warmup_steps * self.seconds_per_step
+
+    @property
+    def steps_per_day(self) -> int:
+        return MINUTES_PER_DAY // self.step_minutes
+
+    @property
+    def day_seconds(self) -> float:
+        """A trace day in wall-clock seconds: the season the scaler is told about."""
+        return self.steps_per_day * self.seconds_per_step
+
+    @property
+    def first_scored_step(self) -> int:
+        """Where scoring starts, in steps of the bundled trace."""
+        return TRACE_DAY * self.steps_per_day + self.start_hour * 60 // self.step_minutes
+
+    @property
+    def first_live_step(self) -> int:
+        """Where the live replay (the warm-up) starts; the backfilled history ends there."""
+        return self.first_scored_step - self.warmup_steps
 
     @property
     def duration_seconds(self) -> float:
@@ -69,17 +102,23 @@ class Scenario:
         """Trace seconds per wall-clock second."""
         return self.step_minutes * 60 / self.seconds_per_step
 
-    def load(self) -> FloatArray:
-        """Cores per step, warm-up first; requests summed per step, the day peaks at peak_cores."""
+    def _trace_cores(self) -> FloatArray:
+        """The whole bundled trace in cores per step: requests summed per step, the
+        replayed day peaking at peak_cores (the days before are scaled alike)."""
         trace = np.asarray(read_trace(bundled_trace_path(), BUNDLED_COLUMN).values)
         per_step = trace[: trace.size - trace.size % self.step_minutes]
         per_step = per_step.reshape(-1, self.step_minutes).sum(axis=1)
-        steps_per_day = MINUTES_PER_DAY // self.step_minutes
-        day_start = TRACE_DAY * steps_per_day
-        first = day_start + self.start_hour * 60 // self.step_minutes
-        window = per_step[first - self.warmup_steps : first + self.steps]
-        peak = per_step[day_start : day_start + steps_per_day].max()
-        return np.asarray(window / peak * self.peak_cores, dtype=float)
+        day_start = TRACE_DAY * self.steps_per_day
+        peak = per_step[day_start : day_start + self.steps_per_day].max()
+        return np.asarray(per_step / peak * self.peak_cores, dtype=float)
+
+    def load(self) -> FloatArray:
+        """Cores per step of the live replay, warm-up first."""
+        return self._trace_cores()[self.first_live_step : self.first_scored_step + self.steps]
+
+    def past_load(self) -> FloatArray:
+        """Cores per step of the trace before the live replay: the history to backfill."""
+        return self._trace_cores()[: self.first_live_step]
 
     def load_at(self, load: FloatArray, seconds: float) -> float:
         """The step's load holds for the whole step, as in the replay model."""
@@ -128,8 +167,16 @@ class Scenario:
                 "syncPeriod": step,
                 "metric": {"resource": "cpu", "targetPerReplica": f"{round(per_replica * 1000)}m"},
                 "forecast": {
-                    "history": f"{self.warmup_steps * self.seconds_per_step:g}s",
+                    "history": f"{self.history_steps * self.seconds_per_step:g}s",
                     "step": step,
+                    # The trace's own resolution: a day is 96 samples, finer adds nothing.
+                    "longStep": step,
+                    # The two backfilled days and the replayed one: by the end of the
+                    # day the profile is still learnt on every day there is.
+                    "longHistory": f"{3 * self.day_seconds:g}s",
+                    # The season finder looks for 24 h and 7 d of wall-clock time;
+                    # the compressed day must be named.
+                    "seasonality": f"{self.day_seconds:g}s",
                     "refresh": f"{10 * self.seconds_per_step:g}s",
                 },
                 "scaling": {

@@ -24,6 +24,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 import predictive_scaler.localcluster as local
+from predictive_scaler.demo.history import loaded_query, past_cpu, samples_until
 from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.demo.plot import ForecastSample, can_plot, plot_demo
 from predictive_scaler.demo.process import OperatorProcess
@@ -31,12 +32,19 @@ from predictive_scaler.demo.scenario import NAMESPACE, TRACE_LABEL, WORKLOAD, Sc
 from predictive_scaler.demo.summary import DemoSummary, baseline, measured, summarise, table
 from predictive_scaler.demo.view import Frame, LiveView
 from predictive_scaler.localcluster.kube import create_namespace, running_pods, wait_crd_established
+from predictive_scaler.localcluster.prometheus import backfill, query_until
 from predictive_scaler.localcluster.waiting import wait_until
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 
 SCRAPE_TARGET = "predictive-scaler-demo"
 REFRESH_SECONDS = 1.0
 FINALIZE_SECONDS = 30.0
+# Of the warm-up, what the scaler needs at least once it exists: a sync period
+# and a first model selection, on a busy machine.
+FIRST_DECISIONS_SECONDS = 10.0
+PROGRESS_SECONDS = 15.0  # between two "still waiting" lines
+POLL_SLICE_SECONDS = 2.0  # between two looks for an interrupt Python dropped
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
 class DemoError(RuntimeError):
@@ -109,13 +117,9 @@ class Demo:
             self._fresh_namespace(core)
             cleanup.callback(self._delete_namespace, core)
             operator = self._start_operator(cluster, cleanup)
-            self.say(f"applying Deployment/{WORKLOAD} and PredictiveScaler/{WORKLOAD}")
+            self.say(f"applying Deployment/{WORKLOAD}")
             deployment = self.scenario.deployment(self.load)
             apps.create_namespaced_deployment(NAMESPACE, deployment)  # type: ignore[arg-type]
-            custom.create_namespaced_custom_object(
-                GROUP, VERSION, NAMESPACE, PLURAL, self.scenario.scaler()
-            )
-            cleanup.callback(self._delete_scaler, custom, operator)
             replicas = int(deployment["spec"]["replicas"])
             wait_until(
                 lambda: len(running_pods(core, NAMESPACE, WORKLOAD)) == replicas,
@@ -125,8 +129,17 @@ class Demo:
             driver = LoadDriver(
                 core, apps, NAMESPACE, WORKLOAD, lambda s: self.scenario.load_at(self.load, s)
             )
-            forecasts = self._replay(driver, custom, operator, cleanup)
-            return self._finish(driver, forecasts)
+            self._start_replay(driver, cleanup)
+            self._backfill(cluster, driver)
+            # Only now: the operator reads its long history once, then only new samples,
+            # so a scaler created before the blocks were loaded would never see them.
+            self.say(f"applying PredictiveScaler/{WORKLOAD}")
+            custom.create_namespaced_custom_object(
+                GROUP, VERSION, NAMESPACE, PLURAL, self.scenario.scaler()
+            )
+            cleanup.callback(self._delete_scaler, custom, operator)
+            forecasts, status = self._replay(driver, custom, operator)
+            return self._finish(driver, forecasts, status)
 
     def _cluster(self, cleanup: contextlib.ExitStack) -> local.LocalCluster:
         self.say("local control plane: building what is missing and starting it")
@@ -229,13 +242,7 @@ class Demo:
                 {"metadata": {"finalizers": None}},
             )
 
-    def _replay(
-        self,
-        driver: LoadDriver,
-        custom: client.CustomObjectsApi,
-        operator: OperatorProcess,
-        cleanup: contextlib.ExitStack,
-    ) -> list[ForecastSample]:
+    def _start_replay(self, driver: LoadDriver, cleanup: contextlib.ExitStack) -> None:
         scenario = self.scenario
         self.say(
             f"replaying {TRACE_LABEL}, {scenario.hours} h from {scenario.start_hour:02d}:00 "
@@ -243,12 +250,64 @@ class Demo:
             f"{scenario.duration_seconds:.0f} s in all ({scenario.step_minutes} trace minutes "
             f"every {scenario.seconds_per_step:g} s); Ctrl-C stops and cleans up"
         )
+        driver.start()
+        cleanup.callback(driver.stop)
+
+    def _backfill(self, cluster: local.LocalCluster, driver: LoadDriver) -> None:
+        """The trace before the live replay, into Prometheus, ending as the driver started.
+
+        Written after the driver started, so that its end is the driver's start
+        exactly; waited for before the scaler exists, within the warm-up.
+        """
+        scenario = self.scenario
+        ends_at = driver.started_at
+        series = past_cpu(scenario, ends_at=ends_at, sample_seconds=cluster.scrape_interval_seconds)
+        days = scenario.past_load().size / scenario.steps_per_day
+        self.say(
+            f"backfilling {days:.1f} days of history (the trace up to the warm-up, "
+            f"{ends_at - series.samples[0][0]:.0f} s compressed) into Prometheus as "
+            f"pod {series.labels['pod']}"
+        )
+        backfill(cluster, [series])
+        expected = samples_until(series, ends_at)
+        query = loaded_query(series, ends_at)
+        # The scaler needs the rest of the warm-up for its first decisions.
+        wait_until_seconds = scenario.warmup_seconds - FIRST_DECISIONS_SECONDS
+        said = driver.elapsed()
+        while True:
+            stop_if_interrupted()
+            left = wait_until_seconds - driver.elapsed()
+            try:
+                query_until(
+                    cluster.prometheus_url,
+                    query,
+                    lambda found: bool(found) and found[0].value >= expected,
+                    timeout=max(0.0, min(POLL_SLICE_SECONDS, left)),
+                )
+                break
+            except TimeoutError as error:
+                if left <= POLL_SLICE_SECONDS:
+                    raise DemoError(
+                        "Prometheus did not load the backfilled history within the warm-up "
+                        f"({scenario.warmup_seconds:.0f} s): {error}"
+                    ) from None
+            if driver.elapsed() - said >= PROGRESS_SECONDS:
+                said = driver.elapsed()
+                self.say(
+                    f"waiting for Prometheus to load the blocks (it does once a minute): "
+                    f"{said:.0f} s"
+                )
+        self.say(f"Prometheus answers the backfilled range after {driver.elapsed():.0f} s")
+
+    def _replay(
+        self, driver: LoadDriver, custom: client.CustomObjectsApi, operator: OperatorProcess
+    ) -> tuple[list[ForecastSample], dict[str, Any]]:
+        scenario = self.scenario
         view = LiveView(self.out)
         forecasts: list[ForecastSample] = []
         status: dict[str, Any] = {}
-        driver.start()
-        cleanup.callback(driver.stop)
         while (elapsed := driver.elapsed()) < scenario.duration_seconds:
+            stop_if_interrupted()
             if not operator.running():
                 raise DemoError(f"the operator exited:\n{operator.log_tail()}")
             status = self._status(custom) or status
@@ -262,7 +321,7 @@ class Demo:
         driver.stop()
         if driver.errors:
             self.say(f"the load driver saw API errors: {'; '.join(driver.errors[:3])}")
-        return forecasts
+        return forecasts, status
 
     def _frame(self, elapsed: float, ticks: list[Any], status: dict[str, Any]) -> Frame:
         last = ticks[-1]
@@ -292,8 +351,13 @@ class Demo:
         status: dict[str, Any] = found.get("status") or {}
         return status
 
-    def _finish(self, driver: LoadDriver, forecasts: list[ForecastSample]) -> DemoResult:
+    def _finish(
+        self, driver: LoadDriver, forecasts: list[ForecastSample], status: dict[str, Any]
+    ) -> DemoResult:
         ticks = list(driver.ticks)
+        seasons = (status.get("forecast") or {}).get("seasons")
+        if seasons:
+            self.say(f"the scaler's seasons at the end: {seasons.get('summary')}")
         summary = summarise(ticks, self.load, self.scenario)
         report = self.options.output / "summary.json"
         report.write_text(json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
@@ -324,15 +388,29 @@ def run_demo(options: DemoOptions, out: TextIO) -> DemoResult:
     return Demo(options, out).run()
 
 
-def interrupt_on_sigterm() -> Callable[[], None]:
-    """SIGTERM cleans up like Ctrl-C; returns a function restoring the previous handler."""
+# Set by Ctrl-C or SIGTERM. Python drops an exception raised inside a finalizer
+# (an HTTP pool closed by the garbage collector, say), so the demo's waits also
+# look here: an interrupt that lands there is acted on a moment later.
+_interrupted = threading.Event()
 
-    def interrupt(signum: int, frame: object) -> None:
+
+def stop_if_interrupted() -> None:
+    if _interrupted.is_set():
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+
+def interrupt_on_signals() -> Callable[[], None]:
+    """Ctrl-C and SIGTERM clean up alike; returns a function restoring the previous handlers."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        _interrupted.set()
+        raise KeyboardInterrupt
+
+    _interrupted.clear()
+    previous = {number: signal.signal(number, interrupt) for number in INTERRUPTS}
 
     def restore() -> None:
-        signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
     return restore

@@ -19,15 +19,16 @@ SCENARIO = Scenario()
 WARMUP = SCENARIO.warmup_steps
 
 
-def test_the_replayed_day_is_96_quarter_hours_after_a_warm_up_of_the_evening_before() -> None:
+def test_the_replayed_day_is_96_quarter_hours_after_a_warm_up_of_the_day_before() -> None:
     load = SCENARIO.load()
+    assert WARMUP == 40  # 80 s: Prometheus's once-a-minute block reload, then first decisions
     assert load.size == WARMUP + 96
     day = load[WARMUP:]
     assert day.max() == pytest.approx(SCENARIO.peak_cores)
     # NASA's Monday: the small hours are quieter than the afternoon.
     assert day[16:24].mean() < day[52:60].mean() / 2
     assert SCENARIO.duration_seconds == 2 * (WARMUP + 96)
-    assert SCENARIO.clock(0) == "19:00"  # 20 quarter hours before midnight
+    assert SCENARIO.clock(0) == "14:00"  # 40 quarter hours before midnight
     assert SCENARIO.clock(SCENARIO.warmup_seconds) == "00:00"
     assert SCENARIO.clock(SCENARIO.warmup_seconds + 2 * 38 + 1) == "09:37"
 
@@ -64,7 +65,7 @@ def test_the_manifests_are_what_the_operator_accepts() -> None:
     replicas = deployment["spec"]["replicas"]
     # Enough for the first start-up period at the target, as the replay starts every policy.
     assert replicas * 0.7 >= load[:2].max()
-    assert spec.forecast.history_points == WARMUP + 1  # both ends of the window
+    assert spec.forecast.history_points == 24 + 1  # 6 trace hours, both ends of the window
     annotations = deployment["spec"]["template"]["metadata"]["annotations"]
     assert list(annotations.values()) == ["2s"]
 
@@ -75,7 +76,7 @@ def _ticks(rows: list[tuple[float, float, int, int]]) -> list[Tick]:
 
 def test_measured_figures_weight_each_tick_by_the_trace_time_it_covers() -> None:
     # One warm-up step and 4 scored steps of 2 s; one wall second is 7.5 trace minutes.
-    scenario = Scenario(hours=1, warmup_steps=1)
+    scenario = Scenario(hours=1, min_warmup_seconds=2.0)
     ticks = _ticks(
         [
             (0.0, 1.0, 2, 2),  # the warm-up: not scored, but the replicas to compare with
