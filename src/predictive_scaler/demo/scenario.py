@@ -22,6 +22,7 @@ import numpy as np
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.localcluster import deployment_manifest
 from predictive_scaler.operator.resource import GROUP, KIND, VERSION
+from predictive_scaler.scaling.behavior import PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS
 from predictive_scaler.simulation import ReplayConfig
 from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_trace
 
@@ -155,7 +156,6 @@ class Scenario:
 
     def scaler(self) -> dict[str, Any]:
         step = f"{self.seconds_per_step:g}s"
-        per_replica = self.capacity_cores * self.target_utilisation
         return {
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": KIND,
@@ -165,7 +165,12 @@ class Scenario:
                 "minReplicas": self.min_replicas,
                 "maxReplicas": self.max_replicas,
                 "syncPeriod": step,
-                "metric": {"resource": "cpu", "targetPerReplica": f"{round(per_replica * 1000)}m"},
+                # Sized from what a pod serves, within the default 1 % overload budget;
+                # the reactive baseline keeps the HPA's 70 % target.
+                "metric": {
+                    "resource": "cpu",
+                    "capacityPerReplica": f"{round(self.capacity_cores * 1000)}m",
+                },
                 "forecast": {
                     "history": f"{self.history_steps * self.seconds_per_step:g}s",
                     "step": step,
@@ -194,7 +199,9 @@ class Scenario:
                             ],
                         },
                         "scaleDown": {
-                            "stabilizationWindowSeconds": math.ceil(2 * self.seconds_per_step),
+                            "stabilizationWindowSeconds": math.ceil(
+                                PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS / self.compression
+                            ),
                             "policies": [{"type": "Percent", "value": 100, "periodSeconds": 1}],
                         },
                     },

@@ -60,7 +60,11 @@ def test_the_load_of_a_step_holds_for_the_whole_step() -> None:
 def test_the_manifests_are_what_the_operator_accepts() -> None:
     load = SCENARIO.load()
     spec = PredictiveScalerSpec.from_body(SCENARIO.scaler()["spec"])
-    assert spec.scaling_spec().target_per_replica == pytest.approx(0.7)
+    scaling = spec.scaling_spec()
+    # Sized from a pod's capacity (its CPU request) within the default budget.
+    assert (scaling.capacity_per_replica, scaling.overload_budget) == (1.0, 0.01)
+    # The HPA's 300 s scale-down window, compressed as the trace is (450 x): one second.
+    assert scaling.effective_behavior.scale_down.stabilization_window_seconds == 1
     deployment = SCENARIO.deployment(load)
     replicas = deployment["spec"]["replicas"]
     # Enough for the first start-up period at the target, as the replay starts every policy.
