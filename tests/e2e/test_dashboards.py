@@ -45,9 +45,11 @@ def test_every_dashboard_query_answers_with_finite_numbers_from_a_real_run(
         {"PREDICTIVE_SCALER_REBALANCE_MODE": "DryRun", "PREDICTIVE_SCALER_REBALANCE_INTERVAL": "2s"}
     )
     create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
+    # Sized from a capacity within a budget, so the budget's panels have series too.
     body = scaler(
-        "web", "web", metric={"resource": "cpu", "targetPerReplica": "500m"}, max_replicas=6
+        "web", "web", metric={"resource": "cpu", "capacityPerReplica": "1"}, max_replicas=6
     )
+    body["spec"]["scaling"]["overloadBudget"] = "2%"
     custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
     driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda s: 0.6 + 0.02 * s)
     driver.start()
