@@ -12,6 +12,8 @@ from predictive_scaler.demo.session import interrupt_on_signals, stop_if_interru
 
 
 def test_an_interrupt_is_remembered_after_its_exception_was_swallowed() -> None:
+    # Whatever the test runner had (a background job inherits SIGINT ignored).
+    before = signal.getsignal(signal.SIGINT)
     restore = interrupt_on_signals()
     try:
         stop_if_interrupted()  # nothing yet
@@ -22,4 +24,4 @@ def test_an_interrupt_is_remembered_after_its_exception_was_swallowed() -> None:
             stop_if_interrupted()
     finally:
         restore()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) == before
