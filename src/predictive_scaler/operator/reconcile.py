@@ -23,7 +23,13 @@ from predictive_scaler.operator.conditions import Condition, Observation, blocke
 from predictive_scaler.operator.kube import Kubernetes, TargetNotFoundError
 from predictive_scaler.operator.prometheus import MetricsError, PrometheusSource, load_query
 from predictive_scaler.operator.query_scope import query_problem
-from predictive_scaler.operator.report import Published, decision_status, publish, timestamp
+from predictive_scaler.operator.report import (
+    Published,
+    decision_status,
+    publish,
+    timestamp,
+    without_stale_keys,
+)
 from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings
@@ -171,7 +177,9 @@ class Evaluator:
             seasons=selection.seasons,
             long_history_error=long_error,
         )
-        status = decision_status(scaling_spec, decision, history, new_state, runtime)
+        status = without_stale_keys(
+            raw_status, decision_status(scaling_spec, decision, history, new_state, runtime)
+        )
         if metrics_error is not None:
             status["decision"] = f"holding {scale.replicas} replicas: {metrics_error}"
         evaluation = self._report(

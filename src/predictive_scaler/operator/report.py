@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,8 +48,10 @@ def decision_status(
     }
     if state.last_scale_time is not None:
         status["lastScaleTime"] = timestamp(state.last_scale_time)
-    if spec.budgeted:
-        status["overload"] = overload_status(spec.overload_budget, state.overload)
+    # None deletes what an earlier spec (with a budget) wrote.
+    status["overload"] = (
+        overload_status(spec.overload_budget, state.overload) if spec.budgeted else None
+    )
     load = _latest(history)
     if load is not None:
         status["load"] = load
@@ -79,6 +82,32 @@ def decision_status(
         report["seasons"] = seasons_status(selection.seasons)
     status["forecast"] = report
     return status
+
+
+# Status objects the operator writes whole on every evaluation. The status is
+# merge-patched, which keeps keys a patch leaves out: a key an earlier
+# evaluation wrote and this one did not must be sent as null to go.
+OWNED = ("forecast", "overload")
+
+
+def without_stale_keys(previous: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """``status`` with null for each key of an owned object that only ``previous`` has."""
+    pruned = dict(status)
+    for key in OWNED:
+        old, new = previous.get(key), pruned.get(key)
+        if isinstance(old, Mapping) and isinstance(new, dict):
+            pruned[key] = _nulled(old, new)
+    return pruned
+
+
+def _nulled(previous: Mapping[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(current)
+    for key, old in previous.items():
+        if key not in merged:
+            merged[key] = None
+        elif isinstance(old, Mapping) and isinstance(merged[key], dict):
+            merged[key] = _nulled(old, merged[key])
+    return merged
 
 
 def overload_status(budget: float, tracker: OverloadTracker) -> dict[str, Any]:
