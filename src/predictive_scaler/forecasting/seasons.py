@@ -25,7 +25,7 @@ clock at any step.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -271,7 +271,8 @@ class SeasonKnowledge:
         """The same in words, for the condition, Events and `kubectl describe`."""
         if self.cold and self.waiting_for is not None:
             return (
-                f"{_amount(self.history_seconds)} of the {_amount(self.needed_seconds)} needed "
+                f"{_amount(self.history_seconds, math.floor)} of the "
+                f"{_amount(self.needed_seconds, math.ceil)} needed "
                 f"to learn the {season_name(self.waiting_for)} season"
             )
         parts: list[str] = []
@@ -289,7 +290,8 @@ class SeasonKnowledge:
                 parts.append(f"no {names} season in {_amount(self.history_seconds)}")
         if self.waiting_for is not None:
             parts.append(
-                f"{_amount(self.history_seconds)} of the {_amount(self.needed_seconds)} needed "
+                f"{_amount(self.history_seconds, math.floor)} of the "
+                f"{_amount(self.needed_seconds, math.ceil)} needed "
                 f"to learn the {season_name(self.waiting_for)} season"
             )
         return "; ".join(parts)
@@ -300,14 +302,18 @@ def season_name(period_seconds: float) -> str:
     return named or f"{_amount(period_seconds)}"
 
 
-def _amount(seconds: float) -> str:
-    """5 h, 2 days, 40 min: the unit a person would say."""
+def _amount(seconds: float, rounding: Callable[[float], float] = round) -> str:
+    """5 h, 2 days, 40 min: the unit a person would say.
+
+    ``rounding`` is floor for what there is and ceil for what is needed, so
+    "6 min of the 7 min needed" never reads "6 min of the 6 min" while short.
+    """
     if seconds >= 2 * DAY:
-        days = round(seconds / DAY, 1)
+        days = rounding(seconds / DAY * 10) / 10
         return f"{days:.0f} days" if days >= 10 or days == round(days) else f"{days:.1f} days"
     if seconds >= 3600.0:
-        return f"{seconds / 3600.0:.0f} h"
-    return f"{seconds / 60.0:.0f} min"
+        return f"{rounding(seconds / 3600.0):.0f} h"
+    return f"{rounding(seconds / 60.0):.0f} min"
 
 
 def season_knowledge(

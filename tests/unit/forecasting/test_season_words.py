@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries, season_knowledge
+from predictive_scaler.forecasting.seasons import (
+    DAY,
+    WEEK,
+    SeasonKnowledge,
+    TimedSeries,
+    season_knowledge,
+)
 
 STEP = 300.0
 
@@ -58,3 +64,9 @@ def test_a_load_without_seasons_is_told_so_after_the_window_is_full() -> None:
     assert profile is None
     assert knowledge.waiting_for is None
     assert knowledge.summary() == "no daily or weekly season in 15 days"
+
+
+def test_what_there_is_rounds_down_and_what_is_needed_rounds_up() -> None:
+    # 5.8 of 6.4 minutes read "6 min of the 6 min needed" when both were rounded.
+    short = SeasonKnowledge((), 5.8 * 60, 3.2 * 60, 6.4 * 60, in_use=False, cold=True)
+    assert short.summary() == "5 min of the 7 min needed to learn the 3 min season"
