@@ -22,3 +22,10 @@ def format_duration(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.3g}{unit}"
     return f"{seconds:.3g}s"
+
+
+def percentage(text: str) -> float:
+    """ "1.5%" as 0.015; ValueError when it is not a number followed by %."""
+    if not text.endswith("%"):
+        raise ValueError(f"expected a percentage such as 1%, got {text!r}")
+    return float(text[:-1]) / 100.0

@@ -33,6 +33,7 @@ from predictive_scaler.simulation.backtest import (
     DEFAULT_TARGET,
     MATCH_HPA,
 )
+from predictive_scaler.units import percentage
 
 
 class Frozen(BaseModel):
@@ -280,10 +281,10 @@ def overload_budget(text: str) -> float | Literal["hpa"]:
     if text == MATCH_HPA:
         return MATCH_HPA
     try:
-        share = float(text.removesuffix("%")) / 100.0
+        share = percentage(text)
     except ValueError:
         share = math.nan
-    if not text.endswith("%") or not 0.0 < share <= MAX_OVERLOAD_BUDGET:
+    if not 0.0 < share <= MAX_OVERLOAD_BUDGET:
         raise argparse.ArgumentTypeError(
             f"expected a share in (0%, 50%] such as 1%, or hpa: {text!r}"
         )

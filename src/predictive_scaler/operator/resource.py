@@ -18,7 +18,7 @@ from pydantic.alias_generators import to_camel
 from predictive_scaler.scaling import ScalingSpec
 from predictive_scaler.scaling.behavior import ApiModel, Behavior
 from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET
-from predictive_scaler.units import parse_duration
+from predictive_scaler.units import parse_duration, percentage
 
 GROUP = "autoscaling.predictive-scaler.io"
 VERSION = "v1alpha1"
@@ -66,13 +66,6 @@ class MetricSource(ApiModel):
 
     def capacity_value(self) -> float | None:
         return None if self.capacity_per_replica is None else quantity(self.capacity_per_replica)
-
-
-def percentage(text: str) -> float:
-    """ "1.5%" as 0.015; ValueError when it is not a number followed by %."""
-    if not text.endswith("%"):
-        raise ValueError(f"expected a percentage such as 1%, got {text!r}")
-    return float(text[:-1]) / 100.0
 
 
 def quantity(text: str) -> float:

@@ -44,11 +44,16 @@ class LoadHistory:
         missing = 1.0 - finite.size / self.values.size
         if missing > MAX_MISSING_SHARE:
             return "MissingMetrics", f"{missing:.0%} of the history window has no samples"
-        newest = self.end_time - (self.values.size - 1 - finite[-1]) * self.step_seconds
-        age = now - newest
+        age = now - self.newest_time
         if age > STALE_AFTER_STEPS * self.step_seconds:
             return "StaleMetrics", f"the newest load sample is {format_duration(age)} old"
         return None
+
+    @property
+    def newest_time(self) -> float:
+        """When the newest finite sample was taken (call only when there is one)."""
+        finite = np.flatnonzero(np.isfinite(self.values))
+        return float(self.end_time - (self.values.size - 1 - finite[-1]) * self.step_seconds)
 
     @property
     def latest(self) -> float:
@@ -192,11 +197,9 @@ def _count_overload(
     spec: ScalingSpec, history: LoadHistory, ready: int, tracker: OverloadTracker
 ) -> OverloadTracker:
     """Count the newest sample against what the ready pods could serve, once."""
-    finite = np.flatnonzero(np.isfinite(history.values))
-    newest = history.end_time - (history.values.size - 1 - finite[-1]) * history.step_seconds
     served = ready * spec.per_replica
     overloaded = history.latest - served > ROUNDING * spec.per_replica
-    return tracker.count(spec.overload_budget, newest, overloaded)
+    return tracker.count(spec.overload_budget, history.newest_time, overloaded)
 
 
 @dataclass(frozen=True)
