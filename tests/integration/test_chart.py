@@ -101,6 +101,10 @@ def test_each_dashboard_ships_verbatim_as_a_configmap_for_grafanas_sidecar(
         ("replicas=2,leaderElection.enabled=false", "replicas > 1 needs leaderElection.enabled"),
         ("dashboards.label=-sidecar", "/dashboards/label'"),
         ("crossNamespaceQueries=maybe", "/crossNamespaceQueries': got string, want boolean"),
+        ("evaluationWorkers=0", "/evaluationWorkers': minimum: got 0, want 1"),
+        ("selectionWorkers=two", "/selectionWorkers'"),
+        ("selectionBudget=off", "/selectionBudget': 'off' does not match pattern"),
+        ("forecastWorkers=2", "additional properties 'forecastWorkers' not allowed"),
     ],
 )
 def test_wrong_values_fail_at_install_time_with_a_clear_message(
