@@ -13,7 +13,13 @@ from predictive_scaler.forecasting.auto import Auto, ModelSelection, select_mode
 from predictive_scaler.forecasting.base import ForecastModel, NotFittedError
 from predictive_scaler.forecasting.forecast import Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
-from predictive_scaler.forecasting.refresh import ScheduledSelection
+from predictive_scaler.forecasting.refresh import (
+    ModelPendingError,
+    Refreshed,
+    RefreshRequest,
+    ScheduledSelection,
+    refresh_model,
+)
 from predictive_scaler.forecasting.registry import MODEL_NAMES, make_model
 
 __all__ = [
@@ -21,10 +27,14 @@ __all__ = [
     "Auto",
     "Forecast",
     "ForecastModel",
+    "ModelPendingError",
     "ModelSelection",
     "NotFittedError",
+    "RefreshRequest",
+    "Refreshed",
     "ScheduledSelection",
     "clean_series",
     "make_model",
+    "refresh_model",
     "select_model",
 ]

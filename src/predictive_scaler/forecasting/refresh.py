@@ -1,9 +1,16 @@
-"""A forecaster that keeps its model selection between calls and redoes it on a schedule."""
+"""A forecaster that keeps its model selection between calls and redoes it on a schedule.
+
+The selection itself (:func:`refresh_model`) is a pure function of a
+picklable :class:`RefreshRequest`, so the operator can run it in another
+process while the fitted model it replaces goes on forecasting.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,8 +28,134 @@ from predictive_scaler.forecasting.seasons import (
 )
 
 DEFAULT_REFRESH_SECONDS = 3600.0
+# CPU seconds one selection may spend scoring candidates (both pathways) before
+# it keeps the best scored so far: about three times the dearest measured
+# (3.6 s, auto with seasons on 10,800 points).
+DEFAULT_SELECTION_BUDGET_SECONDS = 10.0
 # Marks a model that forecasts the recent window minus the long history's seasonal profile.
 SEASON_SUFFIX = "+season"
+
+
+Delivery = Callable[["Refreshed | Exception"], None]
+# Hands a selection to another worker, with where its outcome is to be delivered.
+Submit = Callable[["RefreshRequest", Delivery], None]
+
+
+class ModelPendingError(ValueError):
+    """No fitted model yet: the first selection is still running elsewhere."""
+
+
+@dataclass(frozen=True)
+class RefreshRequest:
+    """Everything one selection needs, and nothing that cannot cross a process boundary."""
+
+    model: str
+    candidates: tuple[str, ...] | None
+    season_length: int | None
+    seasonality_seconds: float | None
+    series: FloatArray = field(repr=False)
+    step_times: FloatArray = field(repr=False)
+    horizon: int
+    now: float
+    long: TimedSeries | None = field(default=None, repr=False)
+    budget_seconds: float | None = DEFAULT_SELECTION_BUDGET_SECONDS
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """A selection's outcome: the fitted model and what it was chosen over."""
+
+    fitted: ForecastModel = field(repr=False)
+    selection: ModelSelection | None = field(repr=False)
+    seasons: SeasonKnowledge | None
+    profile: SeasonalProfile | None = field(repr=False)
+    shift: float
+    plain_scale: float
+    selected_at: float
+    cpu_seconds: float
+    # Candidates of either pathway the budget left unscored; the seasonal
+    # pathway as a whole when the budget was spent before it.
+    unscored: tuple[str, ...] = ()
+
+    @property
+    def over_budget(self) -> bool:
+        return bool(self.unscored)
+
+
+def refresh_model(request: RefreshRequest) -> Refreshed:
+    """Select on the window and on the window minus the seasons' profile; fit the better.
+
+    Both selections run before anything is fitted, so only the pathway
+    that won pays for its final fit (a fit costs as much as a few
+    candidates' backtests). Once ``budget_seconds`` of CPU are spent, no
+    further candidate is scored; the best scored so far is fitted.
+    """
+    began = time.process_time()
+    deadline = None if request.budget_seconds is None else began + request.budget_seconds
+    knowledge, profile = (
+        season_knowledge(request.long, request.seasonality_seconds)
+        if request.long is not None
+        else (None, None)
+    )
+    series = request.series
+    plain = _select(request, series, deadline)
+    unscored = list(plain.unscored if plain is not None else ())
+    outcome = _Pathway(plain, series, None, 0.0)
+    if profile is not None and knowledge is not None:
+        if deadline is not None and time.process_time() > deadline:
+            unscored.append(f"the seasonal profile of {knowledge.summary()}")
+        else:
+            base = profile.along(request.step_times[: series.size])
+            shift = max(0.0, float((base - series).max()))
+            adjusted = series - base + shift
+            seasonal = _select(request, adjusted, deadline)
+            unscored.extend(seasonal.unscored if seasonal is not None else ())
+            # A fixed model (not auto) has no backtest to compare: a season found is used.
+            if seasonal is None or plain is None or seasonal.best_error <= plain.best_error:
+                outcome = _Pathway(seasonal, adjusted, profile, shift)
+                knowledge = dataclasses.replace(knowledge, in_use=True)
+    return Refreshed(
+        fitted=_fit(request, outcome.series, outcome.selection),
+        selection=outcome.selection,
+        seasons=knowledge,
+        profile=outcome.profile,
+        shift=outcome.shift,
+        plain_scale=plain.scale if plain is not None else 1.0,
+        selected_at=request.now,
+        cpu_seconds=time.process_time() - began,
+        unscored=tuple(unscored),
+    )
+
+
+@dataclass(frozen=True)
+class _Pathway:
+    selection: ModelSelection | None
+    series: FloatArray
+    profile: SeasonalProfile | None
+    shift: float
+
+
+def _select(
+    request: RefreshRequest, series: FloatArray, deadline: float | None
+) -> ModelSelection | None:
+    """The backtest selection on ``series`` (``auto`` only; None for a fixed model)."""
+    if request.model != "auto":
+        return None
+    return select_model(
+        series,
+        candidates=request.candidates,
+        horizon=request.horizon,
+        season_length=request.season_length,
+        cpu_deadline=deadline,
+    )
+
+
+def _fit(
+    request: RefreshRequest, series: FloatArray, selection: ModelSelection | None
+) -> ForecastModel:
+    if selection is None:
+        return make_model(request.model, season_length=request.season_length).fit(series)
+    return Auto(selection=selection, season_length=request.season_length).fit(series)
 
 
 class ScheduledSelection:
@@ -35,6 +168,12 @@ class ScheduledSelection:
     ``refresh_seconds`` old (or was selected for a shorter horizon), then
     selected and fitted afresh. Losing it (an operator
     restart) only costs one refresh.
+
+    With ``submit``, a due selection is handed to it as a
+    :class:`RefreshRequest` instead of being run in the call, and its outcome
+    comes back through :meth:`deliver` (from any thread): meanwhile the
+    model it will replace goes on forecasting, and before the first one
+    arrives a forecast raises :class:`ModelPendingError`.
     """
 
     def __init__(
@@ -45,6 +184,8 @@ class ScheduledSelection:
         season_length: int | None = None,
         candidates: Sequence[str] | None = None,
         seasonality_seconds: float | None = None,
+        budget_seconds: float | None = DEFAULT_SELECTION_BUDGET_SECONDS,
+        submit: Submit | None = None,
     ) -> None:
         if refresh_seconds <= 0:
             raise ValueError(f"refresh_seconds must be > 0, got {refresh_seconds}")
@@ -68,6 +209,16 @@ class ScheduledSelection:
         # of a selection on the window minus the profile read on the same scale.
         self.plain_scale = 1.0
         self.live_errors = LiveErrors()
+        self.budget_seconds = budget_seconds
+        self.submit = submit
+        self._submitted: RefreshRequest | None = None
+        self._arrived: Refreshed | Exception | None = None
+        # The outcome installed by the last call, until take_installed() is called.
+        self._installed: Refreshed | None = None
+        # Why the last selection failed, while no later one has succeeded.
+        self.failure: str | None = None
+        # What the installed selection left unscored for lack of budget.
+        self.unscored: tuple[str, ...] = ()
         # The last forecast_series call: what it was asked, and what it answered.
         self._last_call: tuple[tuple[object, ...], Forecast] | None = None
 
@@ -80,6 +231,37 @@ class ScheduledSelection:
             return dict(self.selection.scores)
         factor = self.selection.scale / self.plain_scale
         return {name + SEASON_SUFFIX: s * factor for name, s in self.selection.scores.items()}
+
+    @property
+    def selecting(self) -> bool:
+        """A selection has been handed to ``submit`` and has not come back."""
+        return self._submitted is not None
+
+    def deliver(self, outcome: Refreshed | Exception) -> None:
+        """The outcome of the submitted selection; installed at the next forecast."""
+        self._arrived = outcome
+
+    def take_installed(self) -> Refreshed | None:
+        """The selection installed since the last call of this, if any."""
+        installed, self._installed = self._installed, None
+        return installed
+
+    def _take_delivery(self) -> None:
+        arrived, self._arrived = self._arrived, None
+        if arrived is None:
+            return
+        self._submitted = None
+        if isinstance(arrived, Exception):
+            self.failure = f"model selection failed: {arrived!r}"
+        else:
+            self._install(arrived)
+
+    def _install(self, refreshed: Refreshed) -> None:
+        self.fitted, self.selection = refreshed.fitted, refreshed.selection
+        self.profile, self.shift = refreshed.profile, refreshed.shift
+        self.plain_scale, self.seasons = refreshed.plain_scale, refreshed.seasons
+        self.fitted_at, self.unscored = refreshed.selected_at, refreshed.unscored
+        self.failure, self._installed, self._last_call = None, refreshed, None
 
     def _needs_refresh(self, horizon: int, now: float) -> bool:
         return (
@@ -114,6 +296,7 @@ class ScheduledSelection:
         # clock), half the calls see the window of the call before: the
         # model, the live errors and so the answer would all be the same.
         asked = (last, recent.step_seconds, horizon, level, series.tobytes())
+        self._take_delivery()
         if (
             self._last_call is not None
             and self._last_call[0] == asked
@@ -124,11 +307,13 @@ class ScheduledSelection:
         offsets = np.arange(-series.size + 1, horizon + 1, dtype=np.float64)
         step_times = np.asarray(recent.end_time + recent.step_seconds * offsets, dtype=np.float64)
         if self._needs_refresh(horizon, now):
-            self._refresh_with_seasons(series, step_times, horizon, now, long)
+            self._refresh(series, step_times, horizon, now, long)
         else:
             assert self.fitted is not None  # checked by _needs_refresh
             self.fitted.update(self._adjusted(series, step_times))
-        assert self.fitted is not None
+        if self.fitted is None:
+            why = f" ({self.failure})" if self.failure else ""
+            raise ModelPendingError(f"selecting a model for the first time{why}")
         self.chosen = self.fitted.chosen_ if isinstance(self.fitted, Auto) else self.model
         if self.profile is not None:
             self.chosen += SEASON_SUFFIX
@@ -161,20 +346,7 @@ class ScheduledSelection:
         adjusted = series - self.profile.along(step_times[: series.size]) + self.shift
         return np.asarray(np.clip(adjusted, 0.0, None), dtype=np.float64)
 
-    def _select(self, series: FloatArray, horizon: int) -> ModelSelection | None:
-        """The backtest selection on ``series`` (``auto`` only; None for a fixed model)."""
-        if self.model != "auto":
-            return None
-        return select_model(
-            series, candidates=self.candidates, horizon=horizon, season_length=self.season_length
-        )
-
-    def _fit(self, series: FloatArray, selection: ModelSelection | None) -> ForecastModel:
-        if selection is None:
-            return make_model(self.model, season_length=self.season_length).fit(series)
-        return Auto(selection=selection, season_length=self.season_length).fit(series)
-
-    def _refresh_with_seasons(
+    def _refresh(
         self,
         series: FloatArray,
         step_times: FloatArray,
@@ -182,29 +354,24 @@ class ScheduledSelection:
         now: float,
         long: TimedSeries | None,
     ) -> None:
-        """Select on the window and on the window minus the seasons' profile; fit the better.
-
-        Both selections run before anything is fitted, so only the pathway
-        that won pays for its final fit (a fit costs as much as a few
-        candidates' backtests).
-        """
-        self.profile, self.shift = None, 0.0
-        self.fitted_at = now
-        knowledge, profile = (
-            season_knowledge(long, self.seasonality_seconds) if long is not None else (None, None)
+        """Refresh now, or hand the refresh over and go on with the model there is."""
+        request = RefreshRequest(
+            model=self.model,
+            candidates=self.candidates,
+            season_length=self.season_length,
+            seasonality_seconds=self.seasonality_seconds,
+            series=series,
+            step_times=step_times,
+            horizon=horizon,
+            now=now,
+            long=long,
+            budget_seconds=self.budget_seconds,
         )
-        self.seasons = knowledge
-        plain = self._select(series, horizon)
-        self.plain_scale = plain.scale if plain is not None else 1.0
-        if profile is not None and knowledge is not None:
-            base = profile.along(step_times[: series.size])
-            shift = max(0.0, float((base - series).max()))
-            adjusted = series - base + shift
-            seasonal = self._select(adjusted, horizon)
-            # A fixed model (not auto) has no backtest to compare: a season found is used.
-            if seasonal is None or plain is None or seasonal.best_error <= plain.best_error:
-                self.fitted, self.selection = self._fit(adjusted, seasonal), seasonal
-                self.profile, self.shift = profile, shift
-                self.seasons = dataclasses.replace(knowledge, in_use=True)
-                return
-        self.fitted, self.selection = self._fit(series, plain), plain
+        if self.submit is None:
+            self._install(refresh_model(request))
+            return
+        if self._submitted is None:
+            self.submit(request, self.deliver)
+            self._submitted = request
+        if self.fitted is not None:
+            self.fitted.update(self._adjusted(series, step_times))

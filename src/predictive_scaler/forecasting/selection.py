@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -71,6 +72,8 @@ class ModelSelection:
     # Scores are errors divided by this (naive's in-sample error): scores of
     # two selections on different transforms of one series compare as score * scale.
     scale: float = 1.0
+    # Candidates left unscored because the selection's CPU budget was spent.
+    unscored: tuple[str, ...] = ()
 
     @property
     def best_error(self) -> float:
@@ -168,8 +171,13 @@ def select_model(
     n_origins: int = 16,
     season_length: int | None = None,
     under_weight: float = DEFAULT_UNDER_WEIGHT,
+    cpu_deadline: float | None = None,
 ) -> ModelSelection:
     """Rank candidates by rolling-origin backtest over the recent half of the series.
+
+    With ``cpu_deadline`` (a :func:`time.process_time` value), candidates not
+    yet started when it passes are left unscored (``unscored``) and the
+    ranking holds those already scored: naive, the reference, always is.
 
     A model that searches its structure (ARIMA's order) searches once, on
     the history before the earliest origin, and keeps that structure at
@@ -191,7 +199,11 @@ def select_model(
     naive_worst = float(naive_per_origin.max())
     ranking: list[RankedModel] = []
     failures: list[tuple[str, str]] = []
+    unscored: list[str] = []
     for name in candidate_names(candidates, season_length, origins[0]):
+        if name != Naive.name and cpu_deadline is not None and time.process_time() > cpu_deadline:
+            unscored.append(name)
+            continue
         try:
             probe = make_base_model(name, season_length=season_length).fit(y[: origins[0]])
             if probe.is_degraded:
@@ -224,5 +236,10 @@ def select_model(
     if combined is not None:
         ranking.append(combined)
     return ModelSelection(
-        tuple(_simplest_first(ranking)), tuple(failures), horizon, len(origins), scale
+        tuple(_simplest_first(ranking)),
+        tuple(failures),
+        horizon,
+        len(origins),
+        scale,
+        tuple(unscored),
     )

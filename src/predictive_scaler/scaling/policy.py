@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from predictive_scaler.forecasting import Forecast
+from predictive_scaler.forecasting import Forecast, ModelPendingError
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling.budget import OverloadTracker, provisioned
 from predictive_scaler.scaling.spec import ROUNDING, ScalingSpec
@@ -72,7 +72,7 @@ class Decision:
     """Desired replicas, why, and the state to keep for the next decision.
 
     ``held`` names why the current count was held (MissingMetrics,
-    StaleMetrics, ForecastFailed, ScalingDisabled); ``limit`` names what
+    StaleMetrics, SelectingModel, ForecastFailed, ScalingDisabled); ``limit`` names what
     bounded the forecast's count (HPA's reason codes: ScaleUpLimit,
     TooManyReplicas, ScaleDownStabilized, ...), None when nothing did.
     """
@@ -152,6 +152,10 @@ def decide(
     held: str | None = None
     try:
         forecast = forecaster(history, horizon, spec.interval)
+    except ModelPendingError as error:
+        held = "SelectingModel"
+        proposal = max(current_replicas, floor)
+        reasons.append(f"{error}: holding {current_replicas} unless load needs more")
     except (ValueError, ArithmeticError) as error:
         held = "ForecastFailed"
         proposal = max(current_replicas, floor)
