@@ -85,6 +85,13 @@ MAX_HISTORY_POINTS = 11_000
 # The long history is read in as many range queries as that limit needs, but
 # only once: later cycles query only its new samples. Four queries at most.
 MAX_LONG_HISTORY_POINTS = 4 * MAX_HISTORY_POINTS
+# The floor of syncPeriod the operator documents: an evaluation costs two
+# Prometheus queries and two API requests, and samples come no faster than scrapes.
+MIN_SYNC_SECONDS = 2.0
+# A selection costs about 1 s of CPU plus 0.25 ms per history point (auto with
+# seasons; 3.6 s at 10,800 points); a refresh must leave ten times that.
+REFRESH_BASE_SECONDS = 10.0
+REFRESH_SECONDS_PER_POINT = 0.0025
 
 
 class ForecastSettings(ApiModel):
@@ -127,6 +134,15 @@ class ForecastSettings(ApiModel):
             raise ValueError(
                 f"spec.forecast.longHistory: {self.long_history} is shorter than "
                 f"history {self.history}"
+            )
+        # history / step as the CRD's rule counts it (whole division, no +1).
+        points = int(parse_duration(self.history) // self.step_seconds)
+        shortest = REFRESH_BASE_SECONDS + REFRESH_SECONDS_PER_POINT * points
+        if parse_duration(self.refresh) < shortest:
+            raise ValueError(
+                f"spec.forecast.refresh: {self.refresh} is shorter than {shortest:g}s, ten times "
+                f"what a model selection over {points:,} points costs"
+                " (10s plus 2.5ms per point)"
             )
         season = self.seasonality_seconds
         if season is not None and 2 * season > parse_duration(self.long_history):
@@ -215,7 +231,13 @@ class PredictiveScalerSpec(ApiModel):
     scaling: ScalingSettings = ScalingSettings()
     rebalance: RebalanceSettings = RebalanceSettings()
 
-    _sync = field_validator("sync_period")(_duration)
+    @field_validator("sync_period")
+    @classmethod
+    def _sync(cls, value: str) -> str:
+        if parse_duration(value) < MIN_SYNC_SECONDS:
+            floor = f"{MIN_SYNC_SECONDS:g}s"
+            raise ValueError(f"spec.syncPeriod: {value} is below the floor of {floor}")
+        return value
 
     @model_validator(mode="after")
     def _lead_within_history(self) -> PredictiveScalerSpec:

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
+from predictive_scaler.operator.cpus import usable_cores
 from predictive_scaler.operator.prometheus import resource_query
 from predictive_scaler.operator.resource import PredictiveScalerSpec
 from predictive_scaler.operator.runtime import ObjectRuntime
@@ -74,6 +78,11 @@ def test_min_above_max_is_refused_even_if_the_api_server_let_it_in() -> None:
         ({"forecast": {"step": "5m", "longStep": "1m"}}, "spec.forecast.longStep"),
         ({"forecast": {"history": "2d", "longHistory": "1d"}}, "spec.forecast.longHistory"),
         ({"forecast": {"seasonality": "7d", "longHistory": "10d"}}, "spec.forecast.seasonality"),
+        ({"syncPeriod": "1s"}, "spec.syncPeriod: 1s is below the floor of 2s"),
+        (
+            {"forecast": {"history": "3h", "step": "1s", "refresh": "30s"}},
+            "spec.forecast.refresh: 30s is shorter than 37s",
+        ),
     ],
 )
 def test_windows_that_would_exhaust_memory_are_refused_even_past_the_api_server(
@@ -81,6 +90,12 @@ def test_windows_that_would_exhaust_memory_are_refused_even_past_the_api_server(
 ) -> None:
     with pytest.raises(ValueError, match=words):
         PredictiveScalerSpec.from_body({**SPEC, **changes})
+
+
+def test_the_shortest_refresh_and_sync_period_are_accepted() -> None:
+    forecast = {"history": "3h", "step": "1s", "refresh": "37s"}
+    spec = PredictiveScalerSpec.from_body({**SPEC, "syncPeriod": "2s", "forecast": forecast})
+    assert spec.sync_seconds == 2.0
 
 
 def test_the_largest_history_prometheus_answers_is_accepted() -> None:
@@ -157,3 +172,31 @@ def test_the_failover_bound_is_a_lease_duration_and_a_retry_period() -> None:
     settings = OperatorSettings.from_environment({"PROMETHEUS_URL": "http://prometheus:9090"})
     assert settings.leader_election == ""
     assert settings.lease_timings.failover_bound == 15 + 2
+
+
+def test_selection_workers_follow_the_cpu_limit_unless_set(tmp_path: Path) -> None:
+    (tmp_path / "cpu.max").write_text("150000 100000\n")
+    assert usable_cores(tmp_path) == min(2, len(os.sched_getaffinity(0)))
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert usable_cores(tmp_path) == len(os.sched_getaffinity(0))
+    settings = OperatorSettings.from_environment(
+        {"PROMETHEUS_URL": "http://p:9090", "PREDICTIVE_SCALER_SELECTION_WORKERS": ""}
+    )
+    assert settings.selection_workers == 0
+    assert settings.selection_processes >= 1
+    pinned = OperatorSettings.from_environment(
+        {
+            "PROMETHEUS_URL": "http://p:9090",
+            "PREDICTIVE_SCALER_SELECTION_WORKERS": "3",
+            "PREDICTIVE_SCALER_SELECTION_BUDGET": "2s",
+        }
+    )
+    assert pinned.selection_processes == 3
+    assert pinned.selection_budget == 2.0
+
+
+def test_a_cgroup_v1_quota_is_read_too(tmp_path: Path) -> None:
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("50000\n")
+    (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert usable_cores(tmp_path) == 1
