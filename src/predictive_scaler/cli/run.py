@@ -20,6 +20,7 @@ from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.prometheus import PrometheusSource
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluator
+from predictive_scaler.operator.selection_workers import SelectionWorkers
 from predictive_scaler.operator.settings import OperatorSettings, SettingsError
 
 HELP = """Run the operator. Configuration comes from the environment:
@@ -35,7 +36,10 @@ HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_LIVENESS_PORT        liveness endpoint port, path /healthz (8080)
   PREDICTIVE_SCALER_SCRAPE_INTERVAL      Prometheus's scrape interval, sizes rate() windows (30s)
   PREDICTIVE_SCALER_QUERY_TIMEOUT        timeout of one Prometheus query (10s)
-  PREDICTIVE_SCALER_FORECAST_WORKERS     threads that evaluate objects (2)
+  PREDICTIVE_SCALER_EVALUATION_WORKERS   threads evaluating objects, fairly by namespace (4)
+  PREDICTIVE_SCALER_SELECTION_WORKERS    processes selecting models (cores of the CPU limit)
+  PREDICTIVE_SCALER_EVALUATION_BUDGET    wall time of one evaluation; bounds its queries (10s)
+  PREDICTIVE_SCALER_SELECTION_BUDGET     CPU time of one selection, then the best is kept (10s)
   PREDICTIVE_SCALER_REBALANCE_MODE       Off | DryRun | Auto: move opted-in pods off hot nodes
   PREDICTIVE_SCALER_REBALANCE_INTERVAL   how often the rebalancer runs (60s)
   PREDICTIVE_SCALER_REBALANCE_COOLDOWN   a moved workload or node is left alone this long (10m)
@@ -97,6 +101,7 @@ def serve(args: argparse.Namespace) -> int:
     balancer = Rebalancer(api, settings)
     state = OperatorState(
         settings=settings,
+        selection_workers=SelectionWorkers(settings.selection_processes),
         evaluator=Evaluator(
             Kubernetes(api),
             PrometheusSource(settings.prometheus, settings.query_timeout),
@@ -104,7 +109,7 @@ def serve(args: argparse.Namespace) -> int:
             scale_in=balancer.mark_scale_in,
         ),
         executor=concurrent.futures.ThreadPoolExecutor(
-            settings.forecast_workers, thread_name_prefix="evaluate"
+            settings.evaluation_workers, thread_name_prefix="evaluate"
         ),
         rebalancer=None if settings.rebalance_mode == "Off" else balancer,
         leadership=leadership,
@@ -122,6 +127,8 @@ def serve(args: argparse.Namespace) -> int:
     finally:
         # No evaluation may still be running when a standby takes over.
         state.executor.shutdown(wait=True, cancel_futures=True)
+        state.background.shutdown(wait=True, cancel_futures=True)
+        state.selection_workers.shutdown()
         if leadership is not None:
             leadership.release()
     if lost:

@@ -10,9 +10,19 @@ from predictive_scaler.forecasting.seasons import SeasonKnowledge
 from predictive_scaler.scaling import Decision
 
 Status = Literal["True", "False", "Unknown"]
-TYPES = ("Ready", "MetricsAvailable", "ForecastReliable", "ScalingActive", "ScalingLimited")
+TYPES = (
+    "Ready",
+    "MetricsAvailable",
+    "ForecastReliable",
+    "ScalingActive",
+    "ScalingLimited",
+    "EvaluationsLate",
+)
 # A condition whose True is bad news: its change to True is a Warning.
-_TRUE_IS_BAD = {"ScalingLimited"}
+_TRUE_IS_BAD = {"ScalingLimited", "EvaluationsLate"}
+# EvaluationsLate turns True after this many evaluations in a row started more
+# than half a syncPeriod late: one slow turn (a restart, a long query) is not a trend.
+LATE_CYCLES = 3
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,56 @@ def merge(
             }
         )
     return merged, changed
+
+
+@dataclass(frozen=True)
+class Lateness:
+    """How late an evaluation started against its syncPeriod, and why."""
+
+    seconds: float
+    # Of which spent waiting for an evaluation worker; the rest is the object's
+    # own last evaluation outlasting its syncPeriod.
+    queued_seconds: float
+    period_seconds: float
+    # Evaluations in a row, this one included, that started over half a period late.
+    late_in_a_row: int
+    # How long the object's last evaluation took, once a worker had it.
+    last_duration: float
+
+    @property
+    def late(self) -> bool:
+        return self.seconds > self.period_seconds / 2
+
+
+def lateness_condition(lateness: Lateness) -> Condition:
+    """True once LATE_CYCLES evaluations in a row started over half a period late."""
+    period = f"syncPeriod {lateness.period_seconds:g}s"
+    if lateness.late_in_a_row < LATE_CYCLES:
+        return Condition(
+            "EvaluationsLate",
+            "False",
+            "OnTime",
+            f"evaluations start within half a {period}",
+        )
+    started = (
+        f"{lateness.late_in_a_row} evaluations in a row started over half a {period} late,"
+        f" the last {lateness.seconds:.1f} s"
+    )
+    if lateness.queued_seconds >= lateness.seconds / 2:
+        return Condition(
+            "EvaluationsLate",
+            "True",
+            "QueueBacklog",
+            f"{started}: {lateness.queued_seconds:.1f} s of it waiting for an evaluation"
+            " worker behind other objects (see predictive_scaler_queue_wait_seconds)",
+        )
+    return Condition(
+        "EvaluationsLate",
+        "True",
+        "OwnCost",
+        f"{started}: its own evaluation takes {lateness.last_duration:.1f} s, longer than its"
+        " syncPeriod; lengthen spec.syncPeriod or make its history smaller",
+    )
 
 
 def _unknown(kind: str, reason: str, message: str) -> Condition:
@@ -122,8 +182,15 @@ def _reliability(seen: Observation, metrics: Condition) -> Condition:
         words = seasons.summary() if seasons is not None else ""
         message = f"forecasting with {model}" + (f"; {words}" if words else "")
         return Condition("ForecastReliable", "True", "ModelSelected", message)
-    if seen.decision.held == "ForecastFailed":
-        return Condition("ForecastReliable", "False", "ForecastFailed", seen.decision.message)
+    return _without_forecast(seen, metrics)
+
+
+def _without_forecast(seen: Observation, metrics: Condition) -> Condition:
+    held, message = seen.decision.held, seen.decision.message
+    if held == "SelectingModel":
+        return _unknown("ForecastReliable", "SelectingModel", message)
+    if held == "ForecastFailed":
+        return Condition("ForecastReliable", "False", "ForecastFailed", message)
     return _unknown("ForecastReliable", metrics.reason, "no forecast without metrics")
 
 

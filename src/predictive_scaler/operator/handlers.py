@@ -2,8 +2,11 @@
 
 Each PredictiveScaler gets a daemon (kopf's per-object loop) that evaluates it
 every `spec.syncPeriod`: kopf timers take a fixed interval, a daemon reads the
-live spec on every turn. The evaluation (API calls, Prometheus, forecasting)
-runs in a worker thread, never on the event loop.
+live spec on every turn. The evaluation (API calls, Prometheus, the forecast
+of the fitted model) runs in a worker thread, never on the event loop; model
+selections run in worker processes. Both queue fairly by namespace
+(:mod:`.fairness`), so one namespace's backlog is not another's wait, and a
+cheap evaluation never waits behind a selection.
 """
 
 from __future__ import annotations
@@ -21,13 +24,18 @@ import kopf
 from aiohttp import web
 from prometheus_client import start_http_server
 
+from predictive_scaler.forecasting import RefreshRequest
+from predictive_scaler.forecasting.refresh import Delivery
 from predictive_scaler.operator import metrics
+from predictive_scaler.operator.conditions import Lateness
+from predictive_scaler.operator.fairness import FairQueue
 from predictive_scaler.operator.kube import FINALIZER
 from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.runtime import ObjectRuntime
+from predictive_scaler.operator.selection_workers import SelectionWorkers
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.operator.shard import selector_matcher
 from predictive_scaler.units import parse_duration
@@ -42,7 +50,15 @@ class OperatorState:
 
     settings: OperatorSettings
     evaluator: Evaluator
+    # Evaluation threads; their seats are handed out by `evaluations`.
     executor: concurrent.futures.ThreadPoolExecutor
+    selection_workers: SelectionWorkers
+    # The rebalancer and the CRD check: never holding a seat an evaluation waits for.
+    background: concurrent.futures.ThreadPoolExecutor = field(
+        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(
+            2, thread_name_prefix="background"
+        )
+    )
     rebalancer: Rebalancer | None = None
     # None: this process always acts. Else it acts only while it holds the Lease.
     leadership: Leadership | None = None
@@ -52,6 +68,22 @@ class OperatorState:
     # never go back in time.
     written: dict[str, dict[str, Any]] = field(default_factory=dict)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    # Selections under way: cancelled at shutdown.
+    selecting: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    @functools.cached_property
+    def evaluations(self) -> FairQueue:
+        return FairQueue(
+            self.settings.evaluation_workers,
+            on_depth=metrics.QUEUED.labels("evaluation").set,
+        )
+
+    @functools.cached_property
+    def selections(self) -> FairQueue:
+        return FairQueue(
+            self.selection_workers.processes,
+            on_depth=metrics.QUEUED.labels("selection").set,
+        )
 
     @functools.cached_property
     def in_shard(self) -> Callable[[Mapping[str, str] | None], bool]:
@@ -92,9 +124,10 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
 @kopf.on.cleanup()
 async def stop_rebalancing(memo: kopf.Memo, **_: Any) -> None:
     state: OperatorState = memo["state"]
-    for task in state.tasks:
+    tasks = [*state.tasks, *state.selecting]
+    for task in tasks:
         task.cancel()
-    await asyncio.gather(*state.tasks, return_exceptions=True)
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _stand_by(leadership: Leadership, settings: OperatorSettings) -> None:
@@ -134,7 +167,7 @@ async def _rebalance_forever(state: OperatorState) -> None:
         try:
             if not state.acting():
                 return
-            await loop.run_in_executor(state.executor, state.rebalancer.cycle, time.time())
+            await loop.run_in_executor(state.background, state.rebalancer.cycle, time.time())
         except Exception as error:  # noqa: BLE001 - a failed cycle is retried next interval
             metrics.RECONCILE_ERRORS.labels("rebalance").inc()
             logging.getLogger(__name__).warning("rebalancing cycle failed: %r", error)
@@ -151,7 +184,7 @@ async def _release_on_crd_deletion(state: OperatorState) -> None:
     while True:
         try:
             released = await loop.run_in_executor(
-                state.executor,
+                state.background,
                 kube.release_if_crd_deleted,
                 state.settings.namespaces,
                 state.settings.shard_selector,
@@ -206,14 +239,87 @@ def _evaluate_and_write(  # noqa: PLR0917 - run_in_executor passes arguments by 
     status: dict[str, Any],
     uid: str,
     hpas: tuple[str, ...],
+    lateness: Lateness,
 ) -> Evaluation | None:
     if not state.acting():
         return None
-    runtime = state.runtimes.setdefault(uid, ObjectRuntime())
-    evaluation = state.evaluator.evaluate(ref, spec, status, runtime, time.time(), hpas=hpas)
+    runtime = state.runtimes[uid]
+    evaluation = state.evaluator.evaluate(
+        ref, spec, status, runtime, time.time(), hpas=hpas, lateness=lateness
+    )
     state.evaluator.kube.patch_status(ref.namespace, ref.name, evaluation.status)
     state.written[uid] = {**status, **evaluation.status}
     return evaluation
+
+
+async def _select(  # noqa: PLR0917 - the submitter's closure passes them through
+    state: OperatorState,
+    namespace: str,
+    uid: str,
+    request: RefreshRequest,
+    deliver: Delivery,
+    wake: asyncio.Event,
+) -> None:
+    """One model selection, in a worker process once a selection seat is fairly ours."""
+    task = asyncio.current_task()
+    assert task is not None
+    state.selecting.add(task)
+    task.add_done_callback(state.selecting.discard)
+    try:
+        async with state.selections.seat(namespace, uid) as waited:
+            metrics.QUEUE_WAIT.labels("selection").observe(waited)
+            outcome = await state.selection_workers.select(request)
+    except Exception as error:  # noqa: BLE001 - the object keeps its model and retries
+        metrics.RECONCILE_ERRORS.labels("selection").inc()
+        logging.getLogger(__name__).warning("model selection failed: %r", error)
+        deliver(error)
+    else:
+        metrics.SELECTION_CPU_SECONDS.observe(outcome.cpu_seconds)
+        if outcome.over_budget:
+            metrics.SELECTIONS_OVER_BUDGET.inc()
+        deliver(outcome)
+    # Evaluate now: the first forecast (or the new model) should not wait a syncPeriod.
+    wake.set()
+
+
+def _submitter(
+    state: OperatorState, namespace: str, uid: str, wake: asyncio.Event
+) -> Callable[[RefreshRequest, Delivery], None]:
+    """Hands selections from an evaluation thread to the event loop's selection queue."""
+    loop = asyncio.get_running_loop()
+
+    def submit(request: RefreshRequest, deliver: Delivery) -> None:
+        asyncio.run_coroutine_threadsafe(
+            _select(state, namespace, uid, request, deliver, wake), loop
+        )
+
+    return submit
+
+
+@dataclass
+class _Timing:
+    """When an object's evaluations were due and started, for EvaluationsLate."""
+
+    due: float
+    late_in_a_row: int = 0
+    last_duration: float = 0.0
+
+    def started(self, now: float, waited: float, period: float) -> Lateness:
+        late = max(0.0, now - self.due)
+        self.late_in_a_row = self.late_in_a_row + 1 if late > period / 2 else 0
+        return Lateness(late, min(waited, late), period, self.late_in_a_row, self.last_duration)
+
+
+async def _rest(stopped: kopf.DaemonStopped, wake: asyncio.Event, seconds: float) -> None:
+    """Until the next turn is due, the object is deleted, or a selection arrives."""
+    woken = asyncio.ensure_future(wake.wait())
+    stop = asyncio.ensure_future(stopped.wait(seconds))
+    try:
+        await asyncio.wait({woken, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        woken.cancel()
+        stop.cancel()
+    wake.clear()
 
 
 def _in_shard(labels: kopf.Labels, memo: kopf.Memo, **_: Any) -> bool:
@@ -240,29 +346,42 @@ async def evaluate(
 ) -> None:
     state: OperatorState = memo["state"]
     hpa_targets: kopf.Index[Any, str] = indexes["hpa_targets"]
-    uid = str(meta["uid"])
+    uid, namespace, name = str(meta["uid"]), str(meta["namespace"]), str(meta["name"])
     loop = asyncio.get_running_loop()
-    metrics.start_object(str(meta["namespace"]), str(meta["name"]))
+    wake = asyncio.Event()
+    state.runtimes[uid] = ObjectRuntime(
+        submit=_submitter(state, namespace, uid, wake),
+        selection_budget=state.settings.selection_budget,
+    )
+    timing = _Timing(due=time.monotonic())
+    metrics.start_object(namespace, name)
     try:
         while not stopped:
-            began = time.monotonic()
+            period = _sync_seconds(spec)
             ref = ObjectRef(
-                namespace=str(meta["namespace"]),
-                name=str(meta["name"]),
+                namespace=namespace,
+                name=name,
                 generation=int(meta.get("generation", 0)),
                 created=str(meta.get("creationTimestamp", "")),
             )
+            began = time.monotonic()
             try:
-                evaluation = await loop.run_in_executor(
-                    state.executor,
-                    _evaluate_and_write,
-                    state,
-                    ref,
-                    dict(spec),
-                    _newest_status(state, uid, dict(status)),
-                    uid,
-                    tuple(hpa_targets.get(_target_key(ref.namespace, spec), ())),
-                )
+                async with state.evaluations.seat(namespace, uid) as waited:
+                    began = time.monotonic()
+                    metrics.QUEUE_WAIT.labels("evaluation").observe(waited)
+                    lateness = timing.started(began, waited, period)
+                    metrics.LATENESS.labels(namespace, name).set(lateness.seconds)
+                    evaluation = await loop.run_in_executor(
+                        state.executor,
+                        _evaluate_and_write,
+                        state,
+                        ref,
+                        dict(spec),
+                        _newest_status(state, uid, dict(status)),
+                        uid,
+                        tuple(hpa_targets.get(_target_key(ref.namespace, spec), ())),
+                        lateness,
+                    )
             except Exception as error:  # noqa: BLE001 - one bad turn must not end the loop
                 metrics.RECONCILE_ERRORS.labels("evaluate").inc()
                 logger.warning(f"evaluation failed, retrying next period: {error!r}")
@@ -270,10 +389,13 @@ async def evaluate(
                 for note in evaluation.events if evaluation else ():
                     kopf.event(body, type=note.type, reason=note.reason, message=note.message)
             finally:
-                metrics.RECONCILE_SECONDS.observe(time.monotonic() - began)
-            elapsed = time.monotonic() - began
-            await stopped.wait(max(0.0, _sync_seconds(spec) - elapsed))
+                timing.last_duration = time.monotonic() - began
+                metrics.RECONCILE_SECONDS.observe(timing.last_duration)
+            timing.due = began + period
+            await _rest(stopped, wake, max(0.0, timing.due - time.monotonic()))
     finally:
         state.runtimes.pop(uid, None)
         state.written.pop(uid, None)
+        state.evaluations.forget(namespace, uid)
+        state.selections.forget(namespace, uid)
         metrics.forget(str(meta["namespace"]), str(meta["name"]))

@@ -68,6 +68,28 @@ RECONCILE_SECONDS = Histogram(
     "Time one evaluation of an object took",
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
+LATENESS = Gauge(
+    "predictive_scaler_evaluation_lateness_seconds",
+    "How late the object's last evaluation started against its syncPeriod",
+    OBJECT,
+)
+LANES = ("evaluation", "selection")
+QUEUE_WAIT = Histogram(
+    "predictive_scaler_queue_wait_seconds",
+    "Time from queueing to a worker, per lane (evaluation: threads; selection: processes)",
+    ("lane",),
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+)
+QUEUED = Gauge("predictive_scaler_queued", "Work waiting for a worker, per lane", ("lane",))
+SELECTION_CPU_SECONDS = Histogram(
+    "predictive_scaler_selection_cpu_seconds",
+    "CPU time one model selection (and its fit) took in a selection worker",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+SELECTIONS_OVER_BUDGET = Counter(
+    "predictive_scaler_selections_over_budget",
+    "Selections stopped by their CPU budget, which kept the best model scored so far",
+)
 LEADER = Gauge(
     "predictive_scaler_leader",
     "1 while this replica acts (holds the Lease, or runs without leader election), 0 on standby",
@@ -118,6 +140,7 @@ EVICTIONS = Counter("predictive_scaler_evictions", "Rebalancing evictions by out
 
 _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     LOAD: ((),),
+    LATENESS: ((),),
     BACKTEST_ERROR: ((),),
     TARGET_PER_REPLICA: ((),),
     OVERLOAD_BUDGET: ((),),
@@ -129,13 +152,16 @@ _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
 }
 # Counters whose label values are known up front start at zero, so a rate()
 # on a dashboard answers 0 instead of nothing before the first error.
-LOOPS = ("evaluate", "rebalance")
+LOOPS = ("evaluate", "rebalance", "selection")
 QUERY_FAILURE_REASONS = ("Unreachable", "Timeout", "QueryFailed", "MultipleSeries")
 EVICTION_OUTCOMES = ("Evicted", "Blocked", "Failed")
 for _loop in LOOPS:
     RECONCILE_ERRORS.labels(_loop)
 for _reason in QUERY_FAILURE_REASONS:
     QUERY_FAILURES.labels(_reason)
+for _lane in LANES:
+    QUEUED.labels(_lane)
+    QUEUE_WAIT.labels(_lane)
 for _window in ("recent", "long"):
     HISTORY_POINTS_READ.labels(_window)
 for _outcome in EVICTION_OUTCOMES:

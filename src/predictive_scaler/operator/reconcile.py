@@ -8,7 +8,10 @@ decision itself is :func:`predictive_scaler.scaling.decide`, the same code the
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,9 +20,18 @@ import numpy as np
 from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
 
+from predictive_scaler.forecasting import Refreshed
 from predictive_scaler.forecasting.seasons import TimedSeries
 from predictive_scaler.operator import failpoints, metrics
-from predictive_scaler.operator.conditions import Condition, Observation, blocked, merge, observed
+from predictive_scaler.operator.conditions import (
+    Condition,
+    Lateness,
+    Observation,
+    blocked,
+    lateness_condition,
+    merge,
+    observed,
+)
 from predictive_scaler.operator.kube import Kubernetes, TargetNotFoundError
 from predictive_scaler.operator.prometheus import MetricsError, PrometheusSource, load_query
 from predictive_scaler.operator.query_scope import query_problem
@@ -115,18 +127,25 @@ class Evaluator:
         now: float,
         *,
         hpas: Collection[str] = (),
+        lateness: Lateness | None = None,
     ) -> Evaluation:
-        """Evaluate once; `hpas` are the HorizontalPodAutoscalers on the same target."""
+        """Evaluate once; `hpas` are the HorizontalPodAutoscalers on the same target.
+
+        ``lateness`` (how late this evaluation started) sets EvaluationsLate;
+        without it the condition is left as it was.
+        """
+        began = time.monotonic()
+        blocked_by = functools.partial(self._blocked, ref, raw_status, now, lateness=lateness)
         try:
             spec = PredictiveScalerSpec.from_body(raw_spec)
             scaling_spec = spec.scaling_spec()
         except (ValidationError, ValueError) as error:
-            return self._blocked(ref, raw_status, now, "InvalidSpec", str(error))
+            return blocked_by("InvalidSpec", str(error))
         if spec.metric.query is not None:
             confine = not self.settings.cross_namespace_queries
             problem = query_problem(spec.metric.query, ref.namespace, confine=confine)
             if problem is not None:
-                return self._blocked(ref, raw_status, now, problem.reason, problem.message)
+                return blocked_by(problem.reason, problem.message)
         target = spec.scale_target_ref
         # A DryRun object sets no replicas, so it may watch beside any autoscaler.
         rival = None
@@ -134,13 +153,16 @@ class Evaluator:
             rival = self.kube.rival_autoscaler(ref.namespace, ref.name, target, ref.created, hpas)
         if rival is not None:
             message = f"{rival} already manages {target.describe()}; this object sets no replicas"
-            return self._blocked(ref, raw_status, now, "ConflictingAutoscaler", message)
+            return blocked_by("ConflictingAutoscaler", message)
         try:
             scale = self.kube.read_scale(ref.namespace, target)
         except TargetNotFoundError as error:
-            return self._blocked(ref, raw_status, now, "TargetNotFound", str(error))
+            return blocked_by("TargetNotFound", str(error))
 
-        history, long, metrics_error, long_error = self._histories(ref, spec, runtime, now)
+        deadline = began + self.settings.evaluation_budget
+        history, long, metrics_error, long_error = self._histories(
+            ref, spec, runtime, now, deadline
+        )
         selection = runtime.forecaster(spec.forecast)
         state = _previous_state(raw_status)
         pending = PendingScale.from_status(raw_status)
@@ -162,6 +184,7 @@ class Evaluator:
         )
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
         new_state, events = decision.state, list[EventNote]()
+        events.extend(_selection_notes(selection.take_installed(), selection.chosen))
         if acts and decision.changes_replicas and decision.held != "ScalingDisabled":
             new_state, events = self._scale(ref, spec, decision, now, selector=scale.selector)
         seen = Observation(
@@ -183,14 +206,19 @@ class Evaluator:
         if metrics_error is not None:
             status["decision"] = f"holding {scale.replicas} replicas: {metrics_error}"
         evaluation = self._report(
-            ref, raw_status, now, observed(seen), status=status, events=events
+            ref, raw_status, now, observed(seen), status=status, events=events, lateness=lateness
         )
         published = Published(history, scale.ready, scaling_spec, new_state)
         publish(ref.namespace, ref.name, decision, published, runtime)
         return evaluation
 
     def _histories(
-        self, ref: ObjectRef, spec: PredictiveScalerSpec, runtime: ObjectRuntime, now: float
+        self,
+        ref: ObjectRef,
+        spec: PredictiveScalerSpec,
+        runtime: ObjectRuntime,
+        now: float,
+        deadline: float,
     ) -> tuple[LoadHistory, TimedSeries | None, MetricsError | None, str | None]:
         """The recent and the long history, each from its cache extended with new samples.
 
@@ -204,7 +232,7 @@ class Evaluator:
         recent_window = max(2 * step, self.settings.min_rate_window)
         try:
             recent = runtime.recent.read(
-                self.prometheus,
+                self._prometheus_until(deadline),
                 load_query(spec.metric, ref.namespace, spec.scale_target_ref, recent_window),
                 step=step,
                 points=points,
@@ -224,8 +252,15 @@ class Evaluator:
         lag = (long_window - recent_window) / 2 if spec.metric.resource == "cpu" else 0.0
         problem = None
         try:
+            if time.monotonic() >= deadline:
+                budget = format_duration(self.settings.evaluation_budget)
+                raise MetricsError("Timeout", f"the evaluation's {budget} budget was spent")
             long: LoadHistory | None = runtime.long.read(
-                self.prometheus, query, step=step, points=settings.long_history_points, now=now
+                self._prometheus_until(deadline),
+                query,
+                step=step,
+                points=settings.long_history_points,
+                now=now,
             )
             metrics.HISTORY_POINTS_READ.labels("long").inc(runtime.long.last_read_points)
         except MetricsError as error:
@@ -233,6 +268,13 @@ class Evaluator:
             problem = f"the long history could not be read: {error}"
         timed = None if long is None else TimedSeries(long.values, step, long.end_time - lag)
         return recent, timed, None, problem
+
+    def _prometheus_until(self, deadline: float) -> PrometheusSource:
+        """The Prometheus client, its timeout cut to what is left of the evaluation's budget."""
+        left = max(0.1, deadline - time.monotonic())
+        if left >= self.prometheus.timeout:
+            return self.prometheus
+        return dataclasses.replace(self.prometheus, timeout=left)
 
     def _scale(
         self,
@@ -273,11 +315,19 @@ class Evaluator:
         return state, [*notes, EventNote("Normal", "Scaled", message)]
 
     def _blocked(
-        self, ref: ObjectRef, raw_status: Mapping[str, Any], now: float, reason: str, message: str
+        self,
+        ref: ObjectRef,
+        raw_status: Mapping[str, Any],
+        now: float,
+        reason: str,
+        message: str,
+        *,
+        lateness: Lateness | None,
     ) -> Evaluation:
         # The decision fields of an earlier evaluation would mislead: say what stops this one.
         status = {"decision": f"not evaluated: {message}", "desiredReplicas": None}
-        return self._report(ref, raw_status, now, blocked(reason, message), status=status)
+        conditions = blocked(reason, message)
+        return self._report(ref, raw_status, now, conditions, status=status, lateness=lateness)
 
     def _report(
         self,
@@ -288,7 +338,14 @@ class Evaluator:
         *,
         status: dict[str, Any] | None = None,
         events: Sequence[EventNote] = (),
+        lateness: Lateness | None = None,
     ) -> Evaluation:
+        if lateness is not None:
+            conditions = [*conditions, lateness_condition(lateness)]
+        else:
+            # An evaluation not timed by the operator's loop keeps what the loop said.
+            kept = [c for c in raw_status.get("conditions") or [] if c.get("type") == LATE]
+            conditions = [*conditions, *(_condition(c) for c in kept)]
         merged, changed = merge(
             raw_status.get("conditions") or [],
             conditions,
@@ -315,3 +372,28 @@ class Evaluator:
             value = {"True": 1, "False": 0}.get(condition.status, -1)
             metrics.CONDITION.labels(ref.namespace, ref.name, condition.type).set(value)
         return Evaluation(full, tuple(notes))
+
+
+LATE = "EvaluationsLate"
+
+
+def _condition(raw: Mapping[str, Any]) -> Condition:
+    status = raw.get("status")
+    return Condition(
+        str(raw.get("type")),
+        status if status in ("True", "False") else "Unknown",
+        str(raw.get("reason", "")),
+        str(raw.get("message", "")),
+    )
+
+
+def _selection_notes(installed: Refreshed | None, chosen: str | None) -> list[EventNote]:
+    """A Warning when the selection just installed was stopped by its CPU budget."""
+    if installed is None or not installed.over_budget:
+        return []
+    message = (
+        f"model selection stopped after {installed.cpu_seconds:.1f} s of CPU"
+        f" (PREDICTIVE_SCALER_SELECTION_BUDGET) and kept {chosen}, the best it had scored;"
+        f" not scored: {', '.join(installed.unscored)}"
+    )
+    return [EventNote("Warning", "SelectionOverBudget", message)]

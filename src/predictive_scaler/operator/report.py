@@ -78,6 +78,8 @@ def decision_status(
             for name, score in selection.backtest_errors.items()
             if math.isfinite(score)
         }
+    if selection.unscored:
+        report["unscored"] = list(selection.unscored)
     if selection.seasons is not None:
         report["seasons"] = seasons_status(selection.seasons)
     status["forecast"] = report

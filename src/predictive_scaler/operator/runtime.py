@@ -10,12 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from predictive_scaler.forecasting import ScheduledSelection
+from predictive_scaler.forecasting.refresh import DEFAULT_SELECTION_BUDGET_SECONDS, Submit
 from predictive_scaler.operator.histories import CachedHistory
 from predictive_scaler.operator.resource import ForecastSettings
 from predictive_scaler.units import parse_duration
 
 
-def _selection_for(settings: ForecastSettings) -> ScheduledSelection:
+def _selection_for(
+    settings: ForecastSettings, submit: Submit | None, budget_seconds: float
+) -> ScheduledSelection:
     models = settings.models
     if len(models) == 1:
         model, candidates = models[0], None
@@ -28,11 +31,16 @@ def _selection_for(settings: ForecastSettings) -> ScheduledSelection:
         season_length=settings.season_length,
         candidates=candidates,
         seasonality_seconds=settings.seasonality_seconds,
+        budget_seconds=budget_seconds,
+        submit=submit,
     )
 
 
 @dataclass
 class ObjectRuntime:
+    # Where selections go: None runs them in the evaluation itself.
+    submit: Submit | None = field(default=None, repr=False)
+    selection_budget: float = DEFAULT_SELECTION_BUDGET_SECONDS
     key: ForecastSettings | None = None
     selection: ScheduledSelection | None = field(default=None, repr=False)
     recent: CachedHistory = field(default_factory=CachedHistory, repr=False)
@@ -41,5 +49,6 @@ class ObjectRuntime:
     def forecaster(self, settings: ForecastSettings) -> ScheduledSelection:
         """The cached selection, rebuilt when the forecast settings changed."""
         if self.selection is None or self.key != settings:
-            self.selection, self.key = _selection_for(settings), settings
+            selection = _selection_for(settings, self.submit, self.selection_budget)
+            self.selection, self.key = selection, settings
         return self.selection

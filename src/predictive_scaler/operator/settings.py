@@ -19,6 +19,8 @@ from pydantic import (
     model_validator,
 )
 
+from predictive_scaler.forecasting.refresh import DEFAULT_SELECTION_BUDGET_SECONDS
+from predictive_scaler.operator.cpus import usable_cores
 from predictive_scaler.operator.leadership import LeaseTimings
 from predictive_scaler.operator.shard import selector_matcher
 from predictive_scaler.units import parse_duration
@@ -40,7 +42,10 @@ VARIABLES = {
     "liveness_port": f"{PREFIX}LIVENESS_PORT",
     "scrape_interval": f"{PREFIX}SCRAPE_INTERVAL",
     "query_timeout": f"{PREFIX}QUERY_TIMEOUT",
-    "forecast_workers": f"{PREFIX}FORECAST_WORKERS",
+    "evaluation_workers": f"{PREFIX}EVALUATION_WORKERS",
+    "selection_workers": f"{PREFIX}SELECTION_WORKERS",
+    "evaluation_budget": f"{PREFIX}EVALUATION_BUDGET",
+    "selection_budget": f"{PREFIX}SELECTION_BUDGET",
     "rebalance_mode": f"{PREFIX}REBALANCE_MODE",
     "rebalance_interval": f"{PREFIX}REBALANCE_INTERVAL",
     "rebalance_cooldown": f"{PREFIX}REBALANCE_COOLDOWN",
@@ -80,7 +85,14 @@ class OperatorSettings(BaseModel):
     # Prometheus's scrape interval: a rate() window needs several samples.
     scrape_interval: float = Field(default=30.0, gt=0)
     query_timeout: float = Field(default=10.0, gt=0)
-    forecast_workers: int = Field(default=2, ge=1, le=64)
+    # Threads that evaluate objects: mostly waiting on Prometheus and the API server.
+    evaluation_workers: int = Field(default=4, ge=1, le=64)
+    # Processes that select and fit models; 0: one per core the CPU limit allows.
+    selection_workers: int = Field(default=0, ge=0, le=64)
+    # Wall time one evaluation may take once a worker has it (its queries share it).
+    evaluation_budget: float = Field(default=10.0, gt=0)
+    # CPU time one selection may spend scoring before it keeps the best scored so far.
+    selection_budget: float = Field(default=DEFAULT_SELECTION_BUDGET_SECONDS, gt=0)
     # Rebalancing evicts only pods of workloads whose PredictiveScaler opts in.
     rebalance_mode: Literal["Off", "DryRun", "Auto"] = "Auto"
     rebalance_interval: float = Field(default=60.0, gt=0)
@@ -117,6 +129,8 @@ class OperatorSettings(BaseModel):
     @field_validator(
         "scrape_interval",
         "query_timeout",
+        "evaluation_budget",
+        "selection_budget",
         "rebalance_interval",
         "rebalance_cooldown",
         "rebalance_lookahead",
@@ -127,6 +141,12 @@ class OperatorSettings(BaseModel):
         if isinstance(value, str) and value.strip().lower() in ("off", "0"):
             return 0.0
         return parse_duration(value) if isinstance(value, str) else value
+
+    @field_validator("selection_workers", mode="before")
+    @classmethod
+    def _workers(cls, value: Any) -> Any:
+        # The chart fills an unset value from the container's limits.cpu (downward API).
+        return 0 if isinstance(value, str) and not value.strip() else value
 
     @field_validator("shard_selector")
     @classmethod
@@ -154,6 +174,10 @@ class OperatorSettings(BaseModel):
     @property
     def lease_timings(self) -> LeaseTimings:
         return LeaseTimings(self.lease_duration, self.lease_renew_deadline, self.lease_retry_period)
+
+    @property
+    def selection_processes(self) -> int:
+        return self.selection_workers or usable_cores()
 
     @property
     def min_rate_window(self) -> float:

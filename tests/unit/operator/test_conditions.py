@@ -4,7 +4,16 @@ import numpy as np
 
 from predictive_scaler.forecasting import Forecast
 from predictive_scaler.forecasting.seasons import DAY, WEEK, SeasonKnowledge
-from predictive_scaler.operator.conditions import Condition, Observation, blocked, merge, observed
+from predictive_scaler.operator.conditions import (
+    LATE_CYCLES,
+    Condition,
+    Lateness,
+    Observation,
+    blocked,
+    lateness_condition,
+    merge,
+    observed,
+)
 from predictive_scaler.scaling import Decision, ScalingState
 
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"
@@ -126,3 +135,18 @@ def test_a_long_history_that_cannot_be_read_is_reported_but_does_not_hold() -> N
     by_type = {c.type: c for c in observed(seen)}
     assert by_type["ForecastReliable"].reason == "LongHistoryUnavailable"
     assert by_type["ScalingActive"].status == "True"
+
+
+def test_evaluations_are_late_only_after_several_late_turns_and_say_why() -> None:
+    once = lateness_condition(Lateness(9.0, 8.0, 10.0, LATE_CYCLES - 1, 0.2))
+    queued = lateness_condition(Lateness(9.0, 8.0, 10.0, LATE_CYCLES, 0.2))
+    own = lateness_condition(Lateness(9.0, 0.5, 10.0, LATE_CYCLES, 18.5))
+
+    assert (once.status, once.reason) == ("False", "OnTime")
+    assert (queued.status, queued.reason) == ("True", "QueueBacklog")
+    assert "8.0 s of it waiting" in queued.message
+    assert (own.status, own.reason) == ("True", "OwnCost")
+    assert "takes 18.5 s" in own.message
+    assert not own.healthy
+    assert Lateness(5.1, 0.0, 10.0, 1, 0.0).late
+    assert not Lateness(5.0, 0.0, 10.0, 0, 0.0).late

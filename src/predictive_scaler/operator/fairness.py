@@ -1,0 +1,193 @@
+"""Fair queuing of work for a fixed number of seats: across namespaces, then across objects.
+
+What is taken from Kubernetes' API Priority and Fairness (KEP-1040):
+
+- **Flows and fair queuing.** Each namespace is a flow with its own queue.
+  A free seat goes to the flow that has been served least, in seat-seconds;
+  within it, to the object served least. So a namespace that queues a
+  hundred evaluations waits behind itself, and another namespace's next
+  evaluation waits at most for one seat to free.
+- **Charged at dispatch, corrected at completion.** APF charges a request
+  its estimated width at dispatch and adjusts to what it really took once
+  it finishes; here the estimate is the object's last duration.
+- **No banked credit.** A flow (or object) that was idle joins at the
+  least charge among those now competing (the virtual time of start-time
+  fair queuing, Goyal et al. 1996): being quiet for an hour buys no
+  burst that would starve the others.
+- **Bounded seats.** The seats are the workers behind the queue (threads
+  for evaluations, processes for selections); kopf's own concurrency is
+  per object (one daemon each), so the bound has to be here.
+
+Not taken: shuffle sharding (a queue per namespace is cheap, no hashing
+onto a fixed set is needed), priority levels (one kind of work per queue;
+evaluations and selections have separate queues and seats), and rejection
+of queued work (each object queues at most one item per queue).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class _Waiter:
+    flow: str
+    member: str
+    order: int
+    enqueued: float
+    granted: asyncio.Future[None] = field(repr=False)
+    estimate: float = 0.0
+
+
+class _Charges:
+    """Seat-seconds charged per key, and the keys now competing."""
+
+    def __init__(self) -> None:
+        self.charged: dict[str, float] = {}
+        # Estimates charged for work still running, settled when it ends.
+        self.pending: dict[str, float] = {}
+        self.active: dict[str, int] = {}  # key -> items queued or running
+        self._floor = 0.0
+
+    def _settled(self, key: str) -> float:
+        return self.charged[key] - self.pending.get(key, 0.0)
+
+    def join(self, key: str) -> None:
+        if self.active.get(key, 0) == 0:
+            # The virtual time: the least served of those competing, by work
+            # done (an estimate for running work may be far off either way).
+            competing = [self._settled(k) for k, n in self.active.items() if n and k != key]
+            floor = min(competing, default=self._floor)
+            self.charged[key] = max(self.charged.get(key, floor), floor)
+        self.active[key] = self.active.get(key, 0) + 1
+
+    def leave(self, key: str) -> None:
+        self.active[key] -= 1
+        if self.active[key] == 0:
+            del self.active[key]
+            # Where the least served of those still competing stands (or the
+            # one that just left, when none is), never going back.
+            still = [self._settled(k) for k in self.active]
+            self._floor = max(self._floor, min(still, default=self._settled(key)))
+
+    def estimate(self, key: str, seconds: float) -> None:
+        self.charged[key] += seconds
+        self.pending[key] = self.pending.get(key, 0.0) + seconds
+
+    def settle(self, key: str, estimated: float, took: float) -> None:
+        self.charged[key] += took - estimated
+        self.pending[key] -= estimated
+        if not self.pending[key]:
+            del self.pending[key]
+
+    def forget(self, key: str) -> None:
+        if not self.active.get(key):
+            self.charged.pop(key, None)
+            self.pending.pop(key, None)
+
+
+class FairQueue:
+    """``async with queue.seat(namespace, object)``: run when a seat is fairly yours."""
+
+    def __init__(
+        self,
+        seats: int,
+        *,
+        on_depth: Callable[[int], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if seats < 1:
+            raise ValueError(f"seats must be >= 1, got {seats}")
+        self.seats = seats
+        self.busy = 0
+        self._waiting: list[_Waiter] = []
+        self._flows = _Charges()
+        self._members = _Charges()
+        self._estimates: dict[str, float] = {}
+        self._order = itertools.count()
+        self._on_depth = on_depth
+        self._clock = clock
+
+    @property
+    def depth(self) -> int:
+        return len(self._waiting)
+
+    @contextlib.asynccontextmanager
+    async def seat(self, flow: str, member: str) -> AsyncIterator[float]:
+        """Wait for a seat, fairly; yields the seconds waited. The seat is freed on exit."""
+        key = _member_key(flow, member)
+        waiter = _Waiter(
+            flow,
+            member,
+            next(self._order),
+            self._clock(),
+            asyncio.get_running_loop().create_future(),
+        )
+        self._flows.join(flow)
+        self._members.join(key)
+        self._waiting.append(waiter)
+        self._dispatch()
+        try:
+            await waiter.granted
+        except asyncio.CancelledError:
+            if waiter in self._waiting:
+                self._waiting.remove(waiter)
+                self._leave(flow, key)
+                self._dispatch()
+            else:  # granted just as it was cancelled: the seat is ours to give back
+                self._finish(flow, key, waiter.estimate, 0.0)
+            raise
+        began = self._clock()
+        try:
+            yield began - waiter.enqueued
+        finally:
+            took = self._clock() - began
+            self._finish(flow, key, waiter.estimate, took)
+
+    def forget(self, flow: str, member: str) -> None:
+        """Drop what is kept for an object that is gone (its charge, its estimate)."""
+        key = _member_key(flow, member)
+        self._members.forget(key)
+        self._estimates.pop(key, None)
+
+    def _dispatch(self) -> None:
+        while self.busy < self.seats and self._waiting:
+            waiter = min(
+                self._waiting,
+                key=lambda w: (
+                    self._flows.charged[w.flow],
+                    self._members.charged[_member_key(w.flow, w.member)],
+                    w.order,
+                ),
+            )
+            self._waiting.remove(waiter)
+            key = _member_key(waiter.flow, waiter.member)
+            estimate = self._estimates.get(key, 0.0)
+            self._flows.estimate(waiter.flow, estimate)
+            self._members.estimate(key, estimate)
+            waiter.estimate = estimate
+            self.busy += 1
+            waiter.granted.set_result(None)
+        if self._on_depth is not None:
+            self._on_depth(len(self._waiting))
+
+    def _finish(self, flow: str, key: str, estimate: float, took: float) -> None:
+        self._flows.settle(flow, estimate, took)
+        self._members.settle(key, estimate, took)
+        self._estimates[key] = took
+        self.busy -= 1
+        self._leave(flow, key)
+        self._dispatch()
+
+    def _leave(self, flow: str, key: str) -> None:
+        self._members.leave(key)
+        self._flows.leave(flow)
+
+
+def _member_key(flow: str, member: str) -> str:
+    return f"{flow}/{member}"

@@ -1,0 +1,53 @@
+"""Model selections in worker processes, so they use every core the operator may use.
+
+statsmodels' fits are Python and numpy under the GIL: in threads, every
+selection of every object would share one core with the evaluations. In
+processes they run beside them, one per core of the CPU limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import multiprocessing
+import signal
+from concurrent.futures.process import BrokenProcessPool
+
+from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_model
+
+
+def _ignore_interrupts() -> None:
+    # Ctrl-C reaches the whole process group; the operator stops the workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class SelectionWorkers:
+    """A process pool that replaces itself when a worker dies (an OOM kill, a segfault)."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._pool = self._start()
+
+    def _start(self) -> concurrent.futures.ProcessPoolExecutor:
+        # spawn, not fork: the operator's threads (kopf, the Lease, the
+        # evaluations) hold locks a forked child would inherit held.
+        return concurrent.futures.ProcessPoolExecutor(
+            self.processes,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_ignore_interrupts,
+        )
+
+    async def select(self, request: RefreshRequest) -> Refreshed:
+        pool = self._pool
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, refresh_model, request)
+        except BrokenProcessPool:
+            if pool is self._pool:
+                logging.getLogger(__name__).warning("a selection worker died; starting new ones")
+                self._pool = self._start()
+                pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

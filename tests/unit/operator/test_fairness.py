@@ -1,0 +1,128 @@
+"""Fair queuing of evaluations: who gets a seat next, on a clock the jobs advance."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+
+import pytest
+
+from predictive_scaler.operator.fairness import FairQueue
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def run_jobs(
+    queue: FairQueue, clock: Clock, jobs: Sequence[tuple[str, str, float]]
+) -> list[str]:
+    """Queue every job behind a gate; each advances the clock by its cost. The order they ran."""
+    ran: list[str] = []
+    gate = asyncio.Event()
+
+    async def hold_the_seats() -> None:
+        async with contextlib.AsyncExitStack() as seats:
+            for seat in range(queue.seats):
+                await seats.enter_async_context(queue.seat("gate", str(seat)))
+            await gate.wait()
+
+    async def job(flow: str, member: str, cost: float) -> None:
+        async with queue.seat(flow, member):
+            ran.append(f"{flow}/{member}")
+            clock.now += cost
+            await asyncio.sleep(0)  # let the others queue while this one holds its seat
+
+    holder = asyncio.create_task(hold_the_seats())
+    await asyncio.sleep(0)
+    waiting = [asyncio.create_task(job(*spec)) for spec in jobs]
+    while queue.depth < len(jobs):
+        await asyncio.sleep(0)
+    gate.set()
+    await asyncio.gather(holder, *waiting)
+    return ran
+
+
+def test_a_namespace_waits_behind_its_own_backlog_not_behind_anothers() -> None:
+    async def scenario() -> list[str]:
+        clock = Clock()
+        queue = FairQueue(1, clock=clock)
+        noisy = [("noisy", f"o{i}", 5.0) for i in range(10)]
+        return await run_jobs(queue, clock, [*noisy, ("calm", "a", 0.1)])
+
+    ran = asyncio.run(scenario())
+
+    assert ran.index("calm/a") <= 1, ran
+
+
+def test_objects_of_one_namespace_take_turns() -> None:
+    async def scenario() -> list[str]:
+        clock = Clock()
+        queue = FairQueue(1, clock=clock)
+        # Two rounds: the expensive object's first turn is charged before its second.
+        first = await run_jobs(queue, clock, [("ns", "big", 10.0), ("ns", "small", 1.0)])
+        second = await run_jobs(
+            queue, clock, [("ns", "big", 10.0), ("ns", "small", 1.0), ("ns", "tiny", 1.0)]
+        )
+        return first + second
+
+    ran = asyncio.run(scenario())
+
+    assert ran[2:] == ["ns/small", "ns/tiny", "ns/big"], ran
+
+
+def test_an_idle_namespace_banks_no_credit() -> None:
+    async def scenario() -> list[str]:
+        clock = Clock()
+        queue = FairQueue(1, clock=clock)
+        # busy runs alone for 100 s; quiet then arrives with as much work.
+        await run_jobs(queue, clock, [("busy", f"o{i}", 10.0) for i in range(10)])
+        jobs = [("busy", f"o{i}", 1.0) for i in range(4)]
+        jobs += [("quiet", f"o{i}", 1.0) for i in range(4)]
+        return await run_jobs(queue, clock, jobs)
+
+    ran = asyncio.run(scenario())
+    flows = [entry.split("/")[0] for entry in ran]
+
+    # Interleaved from the start, not the quiet one first for 100 s of "credit".
+    assert flows[:4].count("busy") == 2, flows
+
+
+def test_seats_are_bounded_and_freed_by_cancellation() -> None:
+    async def scenario() -> tuple[int, int]:
+        queue = FairQueue(2)
+        inside = asyncio.Event()
+        release = asyncio.Event()
+        most = 0
+
+        async def hold() -> None:
+            nonlocal most
+            async with queue.seat("ns", "holder"):
+                most = max(most, queue.busy)
+                inside.set()
+                await release.wait()
+
+        holders = [asyncio.create_task(hold()) for _ in range(3)]
+        await inside.wait()
+        await asyncio.sleep(0)
+        assert queue.busy == 2
+        assert queue.depth == 1
+        for task in holders:
+            task.cancel()
+        await asyncio.gather(*holders, return_exceptions=True)
+        return most, queue.busy + queue.depth
+
+    most, left = asyncio.run(scenario())
+
+    assert most == 2
+    assert left == 0
+
+
+def test_no_seats_is_refused() -> None:
+    with pytest.raises(ValueError, match="seats"):
+        FairQueue(0)
