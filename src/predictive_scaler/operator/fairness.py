@@ -81,9 +81,12 @@ class _Charges:
 
     def settle(self, key: str, estimated: float, took: float) -> None:
         self.charged[key] += took - estimated
-        self.pending[key] -= estimated
-        if not self.pending[key]:
-            del self.pending[key]
+        # Several items of one key may run at once, each with its own estimate.
+        left = self.pending.get(key, 0.0) - estimated
+        if left > 0.0:
+            self.pending[key] = left
+        else:
+            self.pending.pop(key, None)
 
     def forget(self, key: str) -> None:
         if not self.active.get(key):
@@ -177,12 +180,15 @@ class FairQueue:
             self._on_depth(len(self._waiting))
 
     def _finish(self, flow: str, key: str, estimate: float, took: float) -> None:
-        self._flows.settle(flow, estimate, took)
-        self._members.settle(key, estimate, took)
-        self._estimates[key] = took
-        self.busy -= 1
-        self._leave(flow, key)
-        self._dispatch()
+        try:
+            self._flows.settle(flow, estimate, took)
+            self._members.settle(key, estimate, took)
+            self._estimates[key] = took
+            self._leave(flow, key)
+        finally:
+            # Whatever the accounting did, the seat is free: a lost seat is a lost worker.
+            self.busy -= 1
+            self._dispatch()
 
     def _leave(self, flow: str, key: str) -> None:
         self._members.leave(key)

@@ -2,7 +2,8 @@
 
 statsmodels' fits are Python and numpy under the GIL: in threads, every
 selection of every object would share one core with the evaluations. In
-processes they run beside them, one per core of the CPU limit.
+processes they run beside them, one per core of the CPU limit, niced below
+the operator's own process.
 """
 
 from __future__ import annotations
@@ -11,15 +12,21 @@ import asyncio
 import concurrent.futures
 import logging
 import multiprocessing
+import os
 import signal
 from concurrent.futures.process import BrokenProcessPool
 
 from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_model
 
+# Selections yield the CPU to the operator's own process: an evaluation late by
+# a second is a late decision, a selection late by a second is nothing.
+WORKER_NICENESS = 10
 
-def _ignore_interrupts() -> None:
+
+def _prepare_worker() -> None:
     # Ctrl-C reaches the whole process group; the operator stops the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.nice(WORKER_NICENESS)
 
 
 class SelectionWorkers:
@@ -35,7 +42,7 @@ class SelectionWorkers:
         return concurrent.futures.ProcessPoolExecutor(
             self.processes,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_ignore_interrupts,
+            initializer=_prepare_worker,
         )
 
     async def select(self, request: RefreshRequest) -> Refreshed:

@@ -123,6 +123,21 @@ def test_seats_are_bounded_and_freed_by_cancellation() -> None:
     assert left == 0
 
 
+def test_one_namespace_may_hold_every_seat_at_once_and_give_them_all_back() -> None:
+    async def scenario() -> tuple[int, list[str]]:
+        clock = Clock()
+        queue = FairQueue(2, clock=clock)
+        # First turns: no estimate yet, so two items of one flow run with nothing pending.
+        ran = await run_jobs(queue, clock, [("ns", f"o{i}", 0.0) for i in range(6)])
+        ran += await run_jobs(queue, clock, [("ns", f"o{i}", 1.0) for i in range(6)])
+        return queue.busy, ran
+
+    busy, ran = asyncio.run(scenario())
+
+    assert busy == 0
+    assert len(ran) == 12
+
+
 def test_no_seats_is_refused() -> None:
     with pytest.raises(ValueError, match="seats"):
         FairQueue(0)
