@@ -14,6 +14,8 @@ import logging
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from concurrent.futures.process import BrokenProcessPool
 
 from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_model
@@ -23,10 +25,26 @@ from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_mod
 WORKER_NICENESS = 10
 
 
-def _prepare_worker() -> None:
+# How often a worker checks that the operator that started it is still there.
+ORPHAN_CHECK_SECONDS = 1.0
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    # A pool's workers hold both ends of its task queue, so an operator that
+    # dies without shutting the pool down (SIGKILL, an OOM kill) leaves them
+    # waiting forever; re-parented, they leave.
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_SECONDS)
+    os._exit(0)
+
+
+def _prepare_worker(operator: int) -> None:
     # Ctrl-C reaches the whole process group; the operator stops the workers itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(WORKER_NICENESS)
+    threading.Thread(
+        target=_exit_when_orphaned, args=(operator,), name="orphan-check", daemon=True
+    ).start()
 
 
 class SelectionWorkers:
@@ -43,6 +61,9 @@ class SelectionWorkers:
             self.processes,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_prepare_worker,
+            # The operator's pid from the operator: a worker still starting when
+            # the operator died must not take its new parent for it.
+            initargs=(os.getpid(),),
         )
 
     async def select(self, request: RefreshRequest) -> Refreshed:

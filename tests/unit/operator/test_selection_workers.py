@@ -1,0 +1,86 @@
+"""Selection workers are real processes: they select, and they do not outlive the operator."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from predictive_scaler.forecasting import RefreshRequest
+from predictive_scaler.operator.selection_workers import ORPHAN_CHECK_SECONDS, SelectionWorkers
+from tests.conftest import seasonal_load
+
+# A stand-in operator: starts two workers, has them select once, prints their pids, waits.
+OPERATOR = """
+import asyncio, sys
+import numpy as np
+from predictive_scaler.forecasting import RefreshRequest
+from predictive_scaler.operator.selection_workers import SelectionWorkers
+
+async def main():
+    workers = SelectionWorkers(2)
+    series = np.linspace(1.0, 2.0, 60)
+    request = RefreshRequest("holt", None, None, None, series, np.arange(61.0), 3, 0.0)
+    await asyncio.gather(workers.select(request), workers.select(request))
+    print(" ".join(str(p) for p in workers._pool._processes), flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_a_worker_selects_in_another_process() -> None:
+    series = seasonal_load(200)
+    times = np.arange(series.size + 5, dtype=np.float64)
+    request = RefreshRequest("auto", ("naive", "holt"), None, None, series, times, 5, 1e6)
+
+    async def select() -> tuple[float, str]:
+        workers = SelectionWorkers(1)
+        try:
+            outcome = await workers.select(request)
+        finally:
+            workers.shutdown()
+        return outcome.selected_at, outcome.fitted.predict(5, 0.9).model
+
+    selected_at, model = asyncio.run(select())
+
+    assert selected_at == 1e6
+    assert model in {"naive", "holt", "auto"}
+
+
+def test_workers_leave_when_their_operator_is_killed() -> None:
+    operator = subprocess.Popen(
+        [sys.executable, "-c", OPERATOR],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    try:
+        assert operator.stdout is not None
+        workers = [int(pid) for pid in operator.stdout.readline().split()]
+        assert len(workers) == 2
+        assert all(alive(pid) for pid in workers)
+        operator.send_signal(signal.SIGKILL)
+        operator.wait()
+        # They look once per ORPHAN_CHECK_SECONDS; a loaded machine may be slow to run them.
+        deadline = time.monotonic() + 30 * ORPHAN_CHECK_SECONDS
+        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(alive(pid) for pid in workers)
+    finally:
+        operator.kill()
+        operator.wait()
