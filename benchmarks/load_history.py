@@ -127,21 +127,25 @@ class PastLoad:
         """Samples per series up to ``ends_at`` (the idle tail left out)."""
         return int(np.count_nonzero(self.times <= self.window.ends_at))
 
-    def in_blocks(self) -> Iterator[list[BackfillSeries]]:
-        """Every series cut at BLOCK_SECONDS boundaries: one list per promtool block."""
-        blocks = np.floor(self.times / BLOCK_SECONDS)
-        for block in np.unique(blocks):
-            inside = blocks == block
-            times = self.times[inside].tolist()
-            yield [
-                BackfillSeries(
-                    CPU_COUNTER,
-                    self.labels(workload),
-                    list(zip(times, row[inside].tolist(), strict=True)),
-                    kind="counter",
-                )
-                for workload, row in zip(self.workloads, self.counters, strict=True)
-            ]
+    def blocks(self) -> set[int]:
+        """The promtool blocks (BLOCK_SECONDS from the epoch on) its samples fall in."""
+        return {int(block) for block in np.unique(np.floor(self.times / BLOCK_SECONDS))}
+
+    def in_block(self, block: int) -> list[BackfillSeries]:
+        """Every series' samples in one block (none when it has no sample there)."""
+        inside = np.floor(self.times / BLOCK_SECONDS) == block
+        if not inside.any():
+            return []
+        times = self.times[inside].tolist()
+        return [
+            BackfillSeries(
+                CPU_COUNTER,
+                self.labels(workload),
+                list(zip(times, row[inside].tolist(), strict=True)),
+                kind="counter",
+            )
+            for workload, row in zip(self.workloads, self.counters, strict=True)
+        ]
 
 
 def past_load(
@@ -162,7 +166,7 @@ def backfill_in_blocks(cluster: LocalCluster, loads: Sequence[PastLoad], *, work
     made = 0
     with ThreadPoolExecutor(workers) as pool:
         running: set[Future[list[Path]]] = set()
-        for block in _blocks(loads):
+        for block in backfill_blocks(loads):
             if len(running) >= workers:
                 done, running = wait(running, return_when=FIRST_COMPLETED)
                 made += sum(len(future.result()) for future in done)
@@ -171,9 +175,11 @@ def backfill_in_blocks(cluster: LocalCluster, loads: Sequence[PastLoad], *, work
     return made
 
 
-def _blocks(loads: Sequence[PastLoad]) -> Iterator[list[BackfillSeries]]:
-    for load in loads:
-        yield from load.in_blocks()
+def backfill_blocks(loads: Sequence[PastLoad]) -> Iterator[list[BackfillSeries]]:
+    """Every load's series, a block at a time: one call per block, so that no two blocks
+    overlap and Prometheus need not merge them (a vertical compaction)."""
+    for block in sorted(set().union(*(load.blocks() for load in loads))):
+        yield [series for load in loads for series in load.in_block(block)]
 
 
 def pod_matcher(namespace: str, workload_prefix: str) -> str:

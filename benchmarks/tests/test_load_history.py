@@ -13,6 +13,7 @@ from benchmarks.load_history import (
     COARSE_EVERY,
     IDLE_TAIL,
     PastWindow,
+    backfill_blocks,
     cpu_counter,
     fine_every,
     loaded_query,
@@ -87,21 +88,38 @@ def test_the_past_pod_matches_its_deployment_and_no_other() -> None:
 def test_the_series_are_cut_at_block_boundaries_without_losing_a_sample() -> None:
     window = PastWindow(ENDS_AT, span=86_400.0, fine_span=7_200.0, fine_every=30.0)
     load = past_load("ps-load", ["w-0000", "w-0001"], window, seed=0)
-    blocks = list(load.in_blocks())
-    assert len(blocks) in (13, 14)
+    assert len(load.blocks()) in (13, 14)
     written = 0
-    for block in blocks:
-        assert len(block) == 2
-        first = [at for at, _ in block[0].samples]
-        assert len({int(at // BLOCK_SECONDS) for at in first}) == 1
-        assert block[0].labels == load.labels("w-0000")
-        assert block[0].kind == "counter"
+    for block in sorted(load.blocks()):
+        series = load.in_block(block)
+        assert len(series) == 2
+        first = [at for at, _ in series[0].samples]
+        assert {int(at // BLOCK_SECONDS) for at in first} == {block}
+        assert series[0].labels == load.labels("w-0000")
+        assert series[0].kind == "counter"
         written += len(first)
     assert written == load.times.size
+    assert load.in_block(min(load.blocks()) - 1) == []
     labels = load.labels("w-0001")
     assert labels["namespace"] == "ps-load"
     assert labels["container"] == "app"
     assert labels["job"] == "kwok-nodes"
+
+
+def test_namespaces_share_each_block_so_that_no_two_blocks_overlap() -> None:
+    cheap = past_load("ps-load", ["w-0000"], PastWindow(ENDS_AT, 86_400.0, 7_200.0, 30.0), seed=0)
+    noisy = past_load(
+        "ps-load-noisy", ["x-0000"], PastWindow(ENDS_AT + 30, 86_400.0, 3_600.0, 2.5), seed=1
+    )
+    blocks = list(backfill_blocks([cheap, noisy]))
+    assert len(blocks) == len(cheap.blocks() | noisy.blocks())
+    assert all(
+        {s.labels["namespace"] for s in block} <= {"ps-load", "ps-load-noisy"} for block in blocks
+    )
+    assert (
+        sum(len(s.samples) for block in blocks for s in block)
+        == cheap.times.size + noisy.times.size
+    )
 
 
 def test_the_loaded_query_counts_complete_past_pods_at_the_end() -> None:
