@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import math
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from benchmarks.operator_load import (
     operator_row,
     parse_metrics,
     per_object,
+    render,
     shortest_refresh,
     split,
     whole_seconds,
@@ -196,3 +198,44 @@ def test_rows_say_n_a_for_what_the_operator_does_not_export() -> None:
     assert operator["API requests per object per cycle"] == "2.0"
     assert operator["CPU"] == "0.12 cores"
     assert operator["processes"] == "3"
+
+
+def test_the_section_says_what_was_run(tmp_path: Path) -> None:
+    args = argparse.Namespace(
+        counts="10",
+        model="auto",
+        mix="0,0.2",
+        sync_period="30s",
+        cycles=2,
+        workers=4,
+        selection_workers=0,
+        past="15d",
+    )
+    options = Options(
+        classes=(cheap_class("auto", "30s"), expensive_class()),
+        mixes=(0.0, 0.2),
+        cycles=2,
+        workers=4,
+        selection_workers=0,
+        past="15d",
+        logs=tmp_path,
+    )
+    cheap = ClassResult(
+        kind="cheap",
+        objects=8,
+        sync_seconds=30.0,
+        first_evaluation=(2.0, 3.0),
+        within=(1.0, 1.0),
+        gap_seconds=(30.0, 30.0, 30.0),
+        lateness_seconds=None,
+        late=None,
+        forecasting=1.0,
+        all_forecasting_after=12.0,
+    )
+    section = render([result((cheap,))], options, args, "notes")
+    assert "--mix 0,0.2" in section
+    assert "10 in `ps-load` and 2 in `ps-load-noisy`" in section
+    assert "(every forecast setting at the CRD default)" in section
+    assert "expensive share of 0% and 20%" in section
+    assert "| 10 | cheap (8) | 30 s |" in section
+    assert "### API requests per object per cycle, 10 objects" in section
