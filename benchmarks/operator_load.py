@@ -494,8 +494,9 @@ def describe_counts(counts: Mapping[str, int]) -> str:
 
 def backfill_history(cluster: local.LocalCluster, loads: Sequence[PastLoad]) -> None:
     samples = sum(load.counters.size for load in loads)
-    days = max(float(load.times[-1] - load.times[0]) for load in loads) / 86_400
-    say(f"backfilling {days:.1f} days of CPU history: {samples:,} samples into Prometheus")
+    hours = max(float(load.times[-1] - load.times[0]) for load in loads) / 3600
+    span = f"{hours:.1f} hours" if hours < 48 else f"{hours / 24:.1f} days"
+    say(f"backfilling {span} of CPU history: {samples:,} samples into Prometheus")
     began = time.monotonic()
     blocks = backfill_in_blocks(cluster, loads, workers=os.cpu_count() or 1)
     say(f"{blocks} blocks written in {time.monotonic() - began:.0f} s")
