@@ -398,4 +398,4 @@ async def evaluate(
         state.written.pop(uid, None)
         state.evaluations.forget(namespace, uid)
         state.selections.forget(namespace, uid)
-        metrics.forget(str(meta["namespace"]), str(meta["name"]))
+        metrics.forget(namespace, name)

@@ -131,8 +131,8 @@ class Evaluator:
     ) -> Evaluation:
         """Evaluate once; `hpas` are the HorizontalPodAutoscalers on the same target.
 
-        ``lateness`` (how late this evaluation started) sets EvaluationsLate;
-        without it the condition is left as it was.
+        ``lateness`` (how late this evaluation started, known only to the
+        operator's loop) sets EvaluationsLate; without it there is none.
         """
         began = time.monotonic()
         blocked_by = functools.partial(self._blocked, ref, raw_status, now, lateness=lateness)
@@ -184,9 +184,9 @@ class Evaluator:
         )
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
         new_state, events = decision.state, list[EventNote]()
-        events.extend(_selection_notes(selection.take_installed(), selection.chosen))
         if acts and decision.changes_replicas and decision.held != "ScalingDisabled":
             new_state, events = self._scale(ref, spec, decision, now, selector=scale.selector)
+        events.extend(_selection_notes(selection.take_installed(), selection.chosen))
         seen = Observation(
             dry_run=spec.scaling.mode is Mode.DRY_RUN,
             decision=decision,
@@ -342,10 +342,6 @@ class Evaluator:
     ) -> Evaluation:
         if lateness is not None:
             conditions = [*conditions, lateness_condition(lateness)]
-        else:
-            # An evaluation not timed by the operator's loop keeps what the loop said.
-            kept = [c for c in raw_status.get("conditions") or [] if c.get("type") == LATE]
-            conditions = [*conditions, *(_condition(c) for c in kept)]
         merged, changed = merge(
             raw_status.get("conditions") or [],
             conditions,
@@ -372,19 +368,6 @@ class Evaluator:
             value = {"True": 1, "False": 0}.get(condition.status, -1)
             metrics.CONDITION.labels(ref.namespace, ref.name, condition.type).set(value)
         return Evaluation(full, tuple(notes))
-
-
-LATE = "EvaluationsLate"
-
-
-def _condition(raw: Mapping[str, Any]) -> Condition:
-    status = raw.get("status")
-    return Condition(
-        str(raw.get("type")),
-        status if status in ("True", "False") else "Unknown",
-        str(raw.get("reason", "")),
-        str(raw.get("message", "")),
-    )
 
 
 def _selection_notes(installed: Refreshed | None, chosen: str | None) -> list[EventNote]:

@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from predictive_scaler.forecasting import RefreshRequest
+from predictive_scaler.localcluster.waiting import wait_until
 from predictive_scaler.operator.selection_workers import ORPHAN_CHECK_SECONDS, SelectionWorkers
 from tests.conftest import seasonal_load
 
@@ -21,6 +21,7 @@ OPERATOR = """
 import asyncio, sys
 import numpy as np
 from predictive_scaler.forecasting import RefreshRequest
+from predictive_scaler.localcluster.waiting import wait_until
 from predictive_scaler.operator.selection_workers import SelectionWorkers
 
 async def main():
@@ -77,10 +78,11 @@ def test_workers_leave_when_their_operator_is_killed() -> None:
         operator.send_signal(signal.SIGKILL)
         operator.wait()
         # They look once per ORPHAN_CHECK_SECONDS; a loaded machine may be slow to run them.
-        deadline = time.monotonic() + 30 * ORPHAN_CHECK_SECONDS
-        while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not any(alive(pid) for pid in workers)
+        wait_until(
+            lambda: not any(alive(pid) for pid in workers),
+            timeout=30 * ORPHAN_CHECK_SECONDS,
+            what="the orphaned selection workers to leave",
+        )
     finally:
         operator.kill()
         operator.wait()
