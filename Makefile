@@ -7,18 +7,20 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 CODE := src tests benchmarks
 
-.PHONY: help demo test lint typecheck unit image bench bench-forecasting bench-scaling bench-rebalancing \
+.PHONY: help demo test lint typecheck unit image bench bench-forecasting bench-scaling bench-rebalancing bench-peers \
 	clean cluster-build cluster-up cluster-down cluster-status
 
 help:
 	@echo "make demo   - the operator on the local cluster, replaying a day of the bundled NASA"
-	@echo "              trace, against a reactive HPA (builds the cluster's binaries once)"
+	@echo "              trace, against the real HPA controller and the replayed one (builds the"
+	@echo "              cluster's binaries once)"
 	@echo "make test   - lint, type-check, check layers, build the local cluster's binaries and"
 	@echo "              the operator image when missing, and run every test (unit, integration, e2e)"
 	@echo "make image  - the operator image from the Dockerfile, with buildah on a Debian base made"
 	@echo "              by mmdebstrap: no container daemon, no registry (cached outside the repo)"
 	@echo "make cluster-up / cluster-status / cluster-down - the local control plane (hack/cluster)"
 	@echo "make bench  - forecasting and scaling benchmarks; write BENCHMARKS.md (traces in traces/)"
+	@echo "make bench-peers - the rebalancer against the real descheduler on skewed kwok clusters"
 
 $(STAMP): pyproject.toml
 	@echo "creating $(VENV): the project and its dependencies from PyPI (a few minutes the first time)"
@@ -65,7 +67,7 @@ cluster-status: $(STAMP)
 test: lint typecheck cluster-build image
 	$(BIN)/pytest
 
-bench: bench-forecasting bench-scaling bench-rebalancing bench-operator-load
+bench: bench-forecasting bench-scaling bench-rebalancing bench-peers bench-operator-load
 
 bench-forecasting: $(STAMP)
 	$(BIN)/python -m pip install --quiet --editable '.[dev,bench]'
@@ -78,6 +80,11 @@ bench-scaling: $(STAMP)
 
 bench-rebalancing: $(STAMP)
 	$(BIN)/python -m benchmarks.rebalancing
+
+# The real descheduler and the rebalancer, each on its own copy of skewed kwok
+# clusters (builds the local cluster's binaries when missing).
+bench-peers: $(STAMP)
+	$(BIN)/python -m benchmarks.peers
 
 bench-operator-load: $(STAMP)
 	$(BIN)/python -m benchmarks.operator_load

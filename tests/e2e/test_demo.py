@@ -114,15 +114,21 @@ def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
     # creation waits for Prometheus's block reload, so its first line's clock varies.
     assert re.search(r"^\[1[0-2]:\d\d\] load", text, re.MULTILINE), text
     assert "reactive HPA (replayed)" in text
+    assert "HPA controller (measured)" in text
 
     summary = json.loads((output / "summary.json").read_text())
-    for side in ("operator", "baseline"):
+    for side in ("operator", "baseline", "hpa"):
         figures = summary[side]
         assert all(math.isfinite(float(v)) for v in figures.values()), figures
         assert figures["replica_minutes"] > 0
     # The load doubles over the morning: the operator had to scale up, as the baseline did.
     assert summary["operator"]["scaling_actions"] > 0
     assert summary["operator_peak_replicas"] > 5
+    # The real HPA controller scaled its own Deployment for the same ramp, through
+    # metrics-server; the demo deleted it with the namespace.
+    initial = scenario.initial_replicas(scenario.load())
+    assert summary["hpa"]["scaling_actions"] > 0
+    assert summary["hpa_peak_replicas"] > initial
     assert (output / "demo.png").read_bytes()[:8] == PNG_SIGNATURE
 
     assert not pid_alive(operator_pid(text))

@@ -1,4 +1,4 @@
-"""The demo's PNG: load against serving capacity and replicas, operator versus reactive baseline."""
+"""The demo's PNG: load against serving capacity and replicas: operator, real HPA, replay."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ def plot_demo(
     scenario: Scenario,
     *,
     ticks: Sequence[Tick],
+    hpa_ticks: Sequence[Tick],
     forecasts: Sequence[ForecastSample],
     reactive: ReplayResult,
     summary: DemoSummary,
@@ -40,6 +41,7 @@ def plot_demo(
         return scenario.start_hour + since_start * scenario.compression / 3600.0
 
     tick_hours = hours(np.array([t.seconds for t in ticks]))
+    hpa_hours = hours(np.array([t.seconds for t in hpa_ticks]))
     step_hours = scenario.start_hour + np.arange(reactive.replicas.size) * (
         scenario.step_minutes / 60.0
     )
@@ -68,6 +70,13 @@ def plot_demo(
         label="predictive-scaler: serving capacity (running pods)",
     )
     top.step(
+        hpa_hours,
+        [t.running * capacity for t in hpa_ticks],
+        where="post",
+        color="tab:orange",
+        label="HPA controller (measured): serving capacity",
+    )
+    top.step(
         step_hours,
         reactive.ready * capacity,
         where="post",
@@ -85,22 +94,31 @@ def plot_demo(
         tick_hours, [t.replicas for t in ticks], where="post", color="tab:blue", label="predictive"
     )
     bottom.step(
+        hpa_hours,
+        [t.replicas for t in hpa_ticks],
+        where="post",
+        color="tab:orange",
+        label="HPA controller",
+    )
+    bottom.step(
         step_hours,
         reactive.replicas,
         where="post",
         color="tab:red",
         linestyle="--",
-        label="reactive HPA",
+        label="reactive HPA (replayed)",
     )
     bottom.set_ylabel("replicas")
     bottom.set_xlabel("hour of the day (trace time; the warm-up is the evening before)")
-    ours, theirs = summary.operator, summary.baseline
+    ours, real, replayed = summary.operator, summary.hpa, summary.baseline
     bottom.legend(
         loc="upper left",
         fontsize="small",
         title=(
-            f"overload min {ours.overload_minutes:.0f} vs {theirs.overload_minutes:.0f}; "
-            f"replica-min {ours.replica_minutes:,.0f} vs {theirs.replica_minutes:,.0f}"
+            "overload min / replica-min: predictive "
+            f"{ours.overload_minutes:.0f} / {ours.replica_minutes:,.0f}; HPA controller "
+            f"{real.overload_minutes:.0f} / {real.replica_minutes:,.0f}; replayed "
+            f"{replayed.overload_minutes:.0f} / {replayed.replica_minutes:,.0f}"
         ),
         title_fontsize="small",
     )

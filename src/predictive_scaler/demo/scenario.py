@@ -7,8 +7,10 @@ scaling has days of history in Prometheus, so the days before (1 and 2 July)
 are there too: the part the cluster does not replay live is backfilled into
 Prometheus's past, compressed alike, ending where the live replay begins
 (:mod:`predictive_scaler.demo.history`). The live replay begins with a
-warm-up from the hours before, which is not scored. The same numbers feed the
-reactive baseline's replay, so both face the same load.
+warm-up from the hours before, which is not scored. The same load drives a
+second, identical Deployment scaled by a real autoscaling/v2 HPA (the
+controller in kube-controller-manager, reading metrics-server), and feeds the
+reactive baseline's replay, so all three face the same load.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ import numpy as np
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.localcluster import deployment_manifest
 from predictive_scaler.operator.resource import GROUP, KIND, VERSION
-from predictive_scaler.scaling.behavior import PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS
+from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, PREDICTIVE_BEHAVIOR, Behavior
 from predictive_scaler.simulation import ReplayConfig
 from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_trace
 
 NAMESPACE = "predictive-scaler-demo"
 WORKLOAD = "web"
+HPA_WORKLOAD = "web-hpa"  # the same Deployment, scaled by the real HPA
 MINUTES_PER_DAY = 1440
 TRACE_DAY = 2  # the bundled slice is 1-3 July 1995; the 3rd is a Monday
 TRACE_LABEL = "NASA HTTP, Monday 3 July 1995"
@@ -146,9 +149,27 @@ class Scenario:
         need = self.replay_config().peak_need(first, self.target_utilisation)
         return min(max(need, self.min_replicas), self.max_replicas)
 
-    def deployment(self, load: FloatArray) -> dict[str, Any]:
+    def compressed(self, behavior: Behavior) -> dict[str, Any]:
+        """A behavior's windows and periods in replayed seconds.
+
+        Behaviors are in real seconds, and a replayed second here is
+        ``compression`` trace seconds; a window rounds up (a stabilisation
+        window kept is never shorter), a period to at least 1 s (the API's floor).
+        """
+
+        def scaled(seconds: int, floor: int) -> int:
+            return max(floor, math.ceil(seconds / self.compression))
+
+        body: dict[str, Any] = behavior.model_dump(by_alias=True, mode="json")
+        for rules in body.values():
+            rules["stabilizationWindowSeconds"] = scaled(rules["stabilizationWindowSeconds"], 0)
+            for policy in rules["policies"]:
+                policy["periodSeconds"] = scaled(policy["periodSeconds"], 1)
+        return body
+
+    def deployment(self, load: FloatArray, name: str = WORKLOAD) -> dict[str, Any]:
         return deployment_manifest(
-            WORKLOAD,
+            name,
             self.initial_replicas(load),
             cpu_request=f"{round(self.capacity_cores * 1000)}m",
             startup_delay=f"{self.startup_steps * self.seconds_per_step:g}s",
@@ -187,24 +208,43 @@ class Scenario:
                 "scaling": {
                     "mode": "Auto",
                     "leadTime": f"{self.lead_steps * self.seconds_per_step:g}s",
-                    # The HPA's default behavior is in real seconds; here a step is
-                    # compressed, so state the equivalent in replayed seconds.
-                    "behavior": {
-                        "scaleUp": {
-                            "stabilizationWindowSeconds": 0,
-                            "selectPolicy": "Max",
-                            "policies": [
-                                {"type": "Percent", "value": 100, "periodSeconds": 1},
-                                {"type": "Pods", "value": 4, "periodSeconds": 1},
-                            ],
-                        },
-                        "scaleDown": {
-                            "stabilizationWindowSeconds": math.ceil(
-                                PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS / self.compression
-                            ),
-                            "policies": [{"type": "Percent", "value": 100, "periodSeconds": 1}],
-                        },
-                    },
+                    # Its default behavior, in replayed seconds.
+                    "behavior": self.compressed(PREDICTIVE_BEHAVIOR),
                 },
+            },
+        }
+
+    def hpa(self) -> dict[str, Any]:
+        """The HPA a user would have written: CPU at the same 70 %, default behavior.
+
+        The default behavior is stated, compressed like the scaler's, because
+        an HPA without one would wait 300 real seconds (150 trace steps here)
+        before scaling in.
+        """
+        return {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": HPA_WORKLOAD},
+            "spec": {
+                "scaleTargetRef": {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "name": HPA_WORKLOAD,
+                },
+                "minReplicas": self.min_replicas,
+                "maxReplicas": self.max_replicas,
+                "metrics": [
+                    {
+                        "type": "Resource",
+                        "resource": {
+                            "name": "cpu",
+                            "target": {
+                                "type": "Utilization",
+                                "averageUtilization": round(self.target_utilisation * 100),
+                            },
+                        },
+                    }
+                ],
+                "behavior": self.compressed(DEFAULT_BEHAVIOR),
             },
         }

@@ -28,9 +28,16 @@ from predictive_scaler.demo.history import loaded_query, past_cpu, samples_until
 from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.demo.plot import ForecastSample, can_plot, plot_demo
 from predictive_scaler.demo.process import OperatorProcess
-from predictive_scaler.demo.scenario import NAMESPACE, TRACE_LABEL, WORKLOAD, Scenario
+from predictive_scaler.demo.scenario import (
+    HPA_WORKLOAD,
+    NAMESPACE,
+    TRACE_LABEL,
+    WORKLOAD,
+    Scenario,
+)
 from predictive_scaler.demo.summary import DemoSummary, baseline, measured, summarise, table
 from predictive_scaler.demo.view import Frame, LiveView
+from predictive_scaler.localcluster.configs import METRICS_SERVER_RESOLUTION
 from predictive_scaler.localcluster.kube import create_namespace, running_pods, wait_crd_established
 from predictive_scaler.localcluster.prometheus import backfill, query_until
 from predictive_scaler.localcluster.waiting import wait_until
@@ -117,19 +124,26 @@ class Demo:
             self._fresh_namespace(core)
             cleanup.callback(self._delete_namespace, core)
             operator = self._start_operator(cluster, cleanup)
-            self.say(f"applying Deployment/{WORKLOAD}")
-            deployment = self.scenario.deployment(self.load)
-            apps.create_namespaced_deployment(NAMESPACE, deployment)  # type: ignore[arg-type]
-            replicas = int(deployment["spec"]["replicas"])
-            wait_until(
-                lambda: len(running_pods(core, NAMESPACE, WORKLOAD)) == replicas,
-                timeout=60,
-                what=f"{replicas} pods of Deployment/{WORKLOAD} Running",
+            for name in (WORKLOAD, HPA_WORKLOAD):
+                self._apply_deployment(core, apps, name)
+            self.say(
+                f"applying HorizontalPodAutoscaler/{HPA_WORKLOAD}: the real HPA controller, "
+                "CPU at the same target, reading metrics-server"
             )
-            driver = LoadDriver(
-                core, apps, NAMESPACE, WORKLOAD, lambda s: self.scenario.load_at(self.load, s)
+            client.AutoscalingV2Api(api).create_namespaced_horizontal_pod_autoscaler(
+                NAMESPACE,
+                self.scenario.hpa(),  # type: ignore[arg-type]
+            )
+            driver, hpa_driver = (
+                LoadDriver(
+                    core, apps, NAMESPACE, name, lambda s: self.scenario.load_at(self.load, s)
+                )
+                for name in (WORKLOAD, HPA_WORKLOAD)
             )
             self._start_replay(driver, cleanup)
+            # Started second: the scored window begins at the first driver's start.
+            hpa_driver.start()
+            cleanup.callback(hpa_driver.stop)
             self._backfill(cluster, driver)
             # Only now: the operator reads its long history once, then only new samples,
             # so a scaler created before the blocks were loaded would never see them.
@@ -139,7 +153,19 @@ class Demo:
             )
             cleanup.callback(self._delete_scaler, custom, operator)
             forecasts, status = self._replay(driver, custom, operator)
-            return self._finish(driver, forecasts, status)
+            hpa_driver.stop()
+            return self._finish(driver, hpa_driver, forecasts, status)
+
+    def _apply_deployment(self, core: client.CoreV1Api, apps: client.AppsV1Api, name: str) -> None:
+        self.say(f"applying Deployment/{name}")
+        deployment = self.scenario.deployment(self.load, name)
+        apps.create_namespaced_deployment(NAMESPACE, deployment)  # type: ignore[arg-type]
+        replicas = int(deployment["spec"]["replicas"])
+        wait_until(
+            lambda: len(running_pods(core, NAMESPACE, name)) == replicas,
+            timeout=60,
+            what=f"{replicas} pods of Deployment/{name} Running",
+        )
 
     def _cluster(self, cleanup: contextlib.ExitStack) -> local.LocalCluster:
         self.say("local control plane: building what is missing and starting it")
@@ -352,13 +378,26 @@ class Demo:
         return status
 
     def _finish(
-        self, driver: LoadDriver, forecasts: list[ForecastSample], status: dict[str, Any]
+        self,
+        driver: LoadDriver,
+        hpa_driver: LoadDriver,
+        forecasts: list[ForecastSample],
+        status: dict[str, Any],
     ) -> DemoResult:
         ticks = list(driver.ticks)
+        # On the first driver's clock, so both are scored over the same window.
+        offset = hpa_driver.started_at - driver.started_at
+        hpa_ticks = [dataclasses.replace(t, seconds=t.seconds + offset) for t in hpa_driver.ticks]
         seasons = (status.get("forecast") or {}).get("seasons")
         if seasons:
             self.say(f"the scaler's seasons at the end: {seasons.get('summary')}")
-        summary = summarise(ticks, self.load, self.scenario)
+        summary = summarise(
+            ticks,
+            hpa_ticks,
+            self.load,
+            self.scenario,
+            metric_resolution_seconds=float(METRICS_SERVER_RESOLUTION.removesuffix("s")),
+        )
         report = self.options.output / "summary.json"
         report.write_text(json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
         print(file=self.out)
@@ -373,6 +412,7 @@ class Demo:
                 plot,
                 self.scenario,
                 ticks=ticks,
+                hpa_ticks=hpa_ticks,
                 forecasts=forecasts,
                 reactive=baseline(self.load, self.scenario),
                 summary=summary,

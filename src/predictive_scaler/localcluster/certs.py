@@ -1,9 +1,12 @@
 """Certificates and kubeconfigs for a loopback cluster, made fresh on every `up`.
 
-One CA signs the API server's serving certificate and a client certificate per
-identity. The identities are the ones the API server's RBAC bootstrap policy
-already knows (`system:kube-controller-manager`, `system:kube-scheduler`, and
-`system:masters` for the admin), so no extra RoleBinding is needed.
+One CA signs the API server's and metrics-server's serving certificates and a
+client certificate per identity. The control plane's identities are the ones the
+API server's RBAC bootstrap policy already knows (`system:kube-controller-manager`,
+`system:kube-scheduler`, and `system:masters` for the admin); metrics-server's
+gets the RBAC its upstream manifest grants (`localcluster.metrics_server`), and
+the front proxy's is what the aggregator presents when it forwards a request to
+metrics-server, which trusts it through `--requestheader-allowed-names`.
 """
 
 from __future__ import annotations
@@ -34,7 +37,12 @@ class Identity:
 ADMIN = Identity("admin", "kubernetes-admin", ("system:masters",))
 CONTROLLER_MANAGER = Identity("kube-controller-manager", "system:kube-controller-manager")
 SCHEDULER = Identity("kube-scheduler", "system:kube-scheduler")
-IDENTITIES = (ADMIN, CONTROLLER_MANAGER, SCHEDULER)
+METRICS_SERVER = Identity("metrics-server", "system:metrics-server")
+FRONT_PROXY = Identity("front-proxy-client", "front-proxy-client")
+IDENTITIES = (ADMIN, CONTROLLER_MANAGER, SCHEDULER, METRICS_SERVER, FRONT_PROXY)
+# The name the aggregator checks metrics-server's certificate against: it always
+# dials an APIService's Service as <name>.<namespace>.svc.
+METRICS_SERVER_SERVICE = ("metrics-server", "kube-system")
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,14 @@ class Pki:
     @property
     def serving_key(self) -> Path:
         return self.directory / "apiserver.key"
+
+    @property
+    def metrics_server_cert(self) -> Path:
+        return self.directory / "metrics-server-serving.crt"
+
+    @property
+    def metrics_server_key(self) -> Path:
+        return self.directory / "metrics-server-serving.key"
 
     @property
     def service_account_key(self) -> Path:
@@ -162,6 +178,19 @@ def write_pki(directory: Path) -> Pki:
     )
     _write_key(pki.serving_key, serving_key)
     _write_cert(pki.serving_cert, serving_cert)
+
+    service, namespace = METRICS_SERVER_SERVICE
+    metrics_key, metrics_cert = leaf(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "metrics-server")]),
+        ExtendedKeyUsageOID.SERVER_AUTH,
+        [
+            x509.DNSName(f"{service}.{namespace}.svc"),
+            x509.DNSName("localhost"),
+            x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+        ],
+    )
+    _write_key(pki.metrics_server_key, metrics_key)
+    _write_cert(pki.metrics_server_cert, metrics_cert)
 
     for identity in IDENTITIES:
         attributes = [x509.NameAttribute(NameOID.COMMON_NAME, identity.user)]

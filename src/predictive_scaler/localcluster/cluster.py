@@ -1,7 +1,7 @@
 """`up`, `down` and `status` of the local control plane.
 
-`up` starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok
-and Prometheus on free loopback ports, in that order, waiting for each to be
+`up` starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
+Prometheus and metrics-server on free loopback ports, in that order, waiting for each to be
 healthy before the next needs it. Every started process is written to the run
 state at once, so `down` can stop exactly those, even after an `up` that failed
 half-way. A lock beside the run directory keeps two `up`s from racing, and an
@@ -20,11 +20,12 @@ from pathlib import Path
 
 from kubernetes import client
 
-from predictive_scaler.localcluster import configs, processes
+from predictive_scaler.localcluster import configs, metrics_server, processes
 from predictive_scaler.localcluster.build import binaries, build_all
 from predictive_scaler.localcluster.certs import (
     ADMIN,
     CONTROLLER_MANAGER,
+    METRICS_SERVER,
     SCHEDULER,
     kubeconfig,
     write_pki,
@@ -90,6 +91,9 @@ def _start(config: ClusterConfig, bins: Binaries) -> LocalCluster:
                 # Nodes are created before Prometheus starts, so its first
                 # service discovery already lists them; they turn Ready meanwhile.
                 state = state.model_copy(update={"nodes": _create_nodes(cluster, config)})
+            if component.name == "metrics-server":
+                with cluster.api() as api:
+                    metrics_server.register(api, layout.pki, ports.metrics_server)
             state = state.with_process(_launch(component, config, layout, ports, bins))
             write_state(layout, state)
             process = next(p for p in state.processes if p.name == component.name)
@@ -125,6 +129,7 @@ def _write_files(config: ClusterConfig, layout: Layout, ports: Ports, bins: Bina
         "admin": ADMIN,
         "kube-controller-manager": CONTROLLER_MANAGER,
         "kube-scheduler": SCHEDULER,
+        "metrics-server": METRICS_SERVER,
     }
     for component, identity in identities.items():
         path = layout.admin_kubeconfig if component == "admin" else layout.kubeconfig_for(component)

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 
 from predictive_scaler.localcluster.certs import (
+    FRONT_PROXY,
     SERVICE_CLUSTER_IP_RANGE,
     Pki,
 )
@@ -42,6 +43,9 @@ class Ports(BaseModel):
     scheduler: int
     kwok: int
     prometheus: int
+    # 0 in the state of a cluster started before metrics-server was one of its
+    # components: still read, so `down` stops its processes.
+    metrics_server: int = 0
 
     @property
     def apiserver_url(self) -> str:
@@ -58,6 +62,10 @@ class Ports(BaseModel):
     @property
     def prometheus_url(self) -> str:
         return f"http://127.0.0.1:{self.prometheus}"
+
+    @property
+    def metrics_server_url(self) -> str:
+        return f"https://127.0.0.1:{self.metrics_server}"
 
 
 @dataclass(frozen=True)
@@ -148,14 +156,19 @@ def apiserver_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[
         f"--tls-cert-file={pki.serving_cert}",
         f"--tls-private-key-file={pki.serving_key}",
         f"--client-ca-file={pki.ca_cert}",
-        # Published for the controller-manager's and scheduler's delegated
-        # authentication, which otherwise log a missing CA bundle every minute.
-        # No front proxy exists, and no certificate with that name is issued.
+        # The aggregator: it forwards metrics.k8s.io to metrics-server as the
+        # front proxy, whose certificate metrics-server trusts by this CA and
+        # name (published in kube-system/extension-apiserver-authentication,
+        # which the controller-manager and scheduler read as well). One CA
+        # signs every certificate of this throw-away cluster; the allowed name
+        # keeps any other client certificate from posing as the proxy.
         f"--requestheader-client-ca-file={pki.ca_cert}",
-        "--requestheader-allowed-names=front-proxy-client",
+        f"--requestheader-allowed-names={FRONT_PROXY.user}",
         "--requestheader-username-headers=X-Remote-User",
         "--requestheader-group-headers=X-Remote-Group",
         "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--proxy-client-cert-file={pki.client_cert(FRONT_PROXY)}",
+        f"--proxy-client-key-file={pki.client_key(FRONT_PROXY)}",
         "--authorization-mode=RBAC",
         f"--service-account-issuer={SERVICE_ACCOUNT_ISSUER}",
         f"--service-account-key-file={pki.service_account_public_key}",
@@ -182,6 +195,13 @@ def _secure_component_flags(kubeconfig: Path, port: int) -> list[str]:
     ]
 
 
+HPA_TIMINGS = {
+    "sync-period": "1s",
+    "cpu-initialization-period": "1s",
+    "initial-readiness-delay": "1s",
+}
+
+
 def controller_manager_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
     return [
         str(binaries.kube_controller_manager),
@@ -195,6 +215,12 @@ def controller_manager_command(binaries: Binaries, layout: Layout, ports: Ports)
         f"--service-account-private-key-file={layout.pki.service_account_key}",
         # Published to every namespace as the kube-root-ca.crt ConfigMap.
         f"--root-ca-file={layout.pki.ca_cert}",
+        # This cluster replays load time-compressed (the demo: 15 trace minutes
+        # every 2 s), so the HPA controller decides every second instead of
+        # every 15 s, and its allowances for starting pods (5 min of CPU
+        # initialisation, 30 s of readiness delay) shrink to a second, the
+        # least that is not zero. Its behavior windows are the HPA object's own.
+        *(f"--horizontal-pod-autoscaler-{flag}={value}" for flag, value in HPA_TIMINGS.items()),
     ]
 
 
@@ -217,6 +243,38 @@ def kwok_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
         f"--node-port={ports.kwok}",
         f"--server-address=127.0.0.1:{ports.kwok}",
         "--node-lease-duration-seconds=40",
+    ]
+
+
+# How often metrics-server reads every node: its floor, so the HPA beside the
+# operator sees load changes as soon as the real one can.
+METRICS_SERVER_RESOLUTION = "10s"
+
+
+def metrics_server_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
+    kubeconfig = layout.kubeconfig_for("metrics-server")
+    return [
+        str(binaries.metrics_server),
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={ports.metrics_server}",
+        f"--tls-cert-file={layout.pki.metrics_server_cert}",
+        f"--tls-private-key-file={layout.pki.metrics_server_key}",
+        # kwok answers for every node on its own loopback port (the node's
+        # InternalIP and status port), each node on its own path, which the
+        # node's `metrics.k8s.io/resource-metrics-path` annotation names. It
+        # serves plain HTTP, as it does for Prometheus; the API side of
+        # metrics-server is TLS with certificates from the cluster's CA.
+        "--kubelet-preferred-address-types=InternalIP",
+        "--kubelet-use-node-status-port",
+        "--deprecated-kubelet-completely-insecure",
+        f"--metric-resolution={METRICS_SERVER_RESOLUTION}",
+        # It must stay under nine tenths of the resolution; kwok answers in milliseconds.
+        "--kubelet-request-timeout=5s",
+        "--profiling=false",
+        "--v=1",
     ]
 
 

@@ -77,5 +77,12 @@ COMPONENTS = (
         configs.prometheus_command,
         lambda layout, ports: "Ready" in _get(f"{ports.prometheus_url}/-/ready"),
     ),
+    Component(
+        "metrics-server",
+        configs.metrics_server_command,
+        # Live, not ready: ready needs two reads of every node (twice the
+        # resolution), which `kubectl top` and the HPA wait for on their own.
+        lambda layout, ports: _get(f"{ports.metrics_server_url}/livez", _admin_tls(layout)) == "ok",
+    ),
 )
 COMPONENTS_BY_NAME = {c.name: c for c in COMPONENTS}

@@ -24,6 +24,9 @@ from predictive_scaler.localcluster.waiting import wait_until
 
 USAGE_CPU_ANNOTATION = "kwok.x-k8s.io/usage-cpu"
 USAGE_MEMORY_ANNOTATION = "kwok.x-k8s.io/usage-memory"
+# Where metrics-server reads a node's kubelet resource metrics; kwok serves
+# every node's under the path its own Metric object declares.
+RESOURCE_METRICS_PATH_ANNOTATION = "metrics.k8s.io/resource-metrics-path"
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ def kwok_node_manifest(name: str, shape: NodeShape) -> dict[str, Any]:
             "annotations": {
                 KWOK_NODE_ANNOTATION: KWOK_NODE_ANNOTATION_VALUE,
                 "node.alpha.kubernetes.io/ttl": "0",
+                RESOURCE_METRICS_PATH_ANNOTATION: f"/metrics/nodes/{name}/metrics/resource",
             },
             "labels": {
                 "kubernetes.io/arch": "amd64",

@@ -24,6 +24,7 @@ from predictive_scaler.localcluster import processes
 from predictive_scaler.localcluster.build import BuildReport, binaries
 from predictive_scaler.localcluster.components import Binaries, cache_root
 from predictive_scaler.localcluster.configs import Layout, Ports
+from predictive_scaler.localcluster.health import COMPONENTS
 from predictive_scaler.localcluster.kube import NodeShape, api_client
 from predictive_scaler.localcluster.processes import StartedProcess
 
@@ -109,6 +110,7 @@ class LocalCluster:
             "PREDICTIVE_SCALER_SCHEDULER_PORT": str(p.scheduler),
             "PREDICTIVE_SCALER_KWOK_PORT": str(p.kwok),
             "PREDICTIVE_SCALER_PROMETHEUS_PORT": str(p.prometheus),
+            "PREDICTIVE_SCALER_METRICS_SERVER_PORT": str(p.metrics_server),
             "PREDICTIVE_SCALER_ETCD_PORT": str(p.etcd_client),
             "PREDICTIVE_SCALER_KUBECTL": str(self.binaries.kubectl),
             "PREDICTIVE_SCALER_HELM": str(self.binaries.helm),
@@ -200,6 +202,8 @@ def connect(run_dir: Path | None = None) -> LocalCluster | None:
         return None
     if state is None or state.phase is not Phase.READY:
         return None
+    if {p.name for p in state.processes} != {c.name for c in COMPONENTS}:
+        return None  # started by a version with other components: start anew
     if not all(processes.is_alive(p) for p in state.processes):
         return None
     return LocalCluster(run_dir, state.ports, binaries())

@@ -97,6 +97,10 @@ def test_measured_figures_weight_each_tick_by_the_trace_time_it_covers() -> None
     assert outcome.unserved == pytest.approx(1.0)
 
 
+def _step_before(seconds: float, steps: int) -> int:
+    return min(steps - 1, max(0, int(seconds // SCENARIO.seconds_per_step) - 1))
+
+
 def test_the_summary_compares_with_the_hpa_replayed_on_the_same_load() -> None:
     load = SCENARIO.load()
     replicas = SCENARIO.initial_replicas(load)
@@ -106,8 +110,16 @@ def test_the_summary_compares_with_the_hpa_replayed_on_the_same_load() -> None:
             for s in np.arange(0, SCENARIO.duration_seconds, 1.0)
         ]
     )
-    summary = summarise(ticks, load, SCENARIO)
+    # The real HPA's Deployment followed the replayed HPA exactly, a step late.
     reactive = baseline(load, SCENARIO)
+    hpa_ticks = _ticks(
+        [
+            (s, SCENARIO.load_at(load, s), r, r)
+            for s in np.arange(0, SCENARIO.duration_seconds, 1.0)
+            for r in [int(reactive.replicas[_step_before(s, reactive.replicas.size)])]
+        ]
+    )
+    summary = summarise(ticks, hpa_ticks, load, SCENARIO, metric_resolution_seconds=10.0)
     assert summary.baseline == reactive.outcome
     assert summary.baseline.replica_minutes > 0
     assert summary.baseline_peak_replicas > replicas  # the HPA had to scale for the peak
@@ -115,9 +127,18 @@ def test_the_summary_compares_with_the_hpa_replayed_on_the_same_load() -> None:
     # Constant replicas sized for the night are overloaded in the afternoon.
     assert summary.operator.overload_minutes > 0
     assert summary.operator.scaling_actions == 0
+    assert summary.hpa_peak_replicas == summary.baseline_peak_replicas
+    assert summary.hpa.replica_minutes > 0
+    assert summary.hpa.overload_minutes >= summary.baseline.overload_minutes  # a step late
+    # 10 s of wall time at 15 trace minutes per 2 s.
+    assert summary.hpa_metric_age_minutes == pytest.approx(75.0)
     lines = table(summary)
-    assert len(lines) == 3
-    assert "reactive HPA" in lines[2]
+    assert [line.split("  ")[0] for line in lines[1:4]] == [
+        "predictive-scaler (measured)",
+        "HPA controller (measured)",
+        "reactive HPA (replayed)",
+    ]
+    assert any("replayed HPA against the real one" in line for line in lines)
 
 
 def test_the_view_names_overload_and_falls_back_to_lines_without_a_terminal() -> None:

@@ -7,6 +7,7 @@ from predictive_scaler.localcluster.build import (
     builder_go_mod,
     require_go,
     staging_replacements,
+    versioned_replacements,
 )
 from predictive_scaler.localcluster.components import ETCD, KUBERNETES, KWOK, cache_root
 
@@ -31,6 +32,22 @@ def test_every_staging_replace_becomes_its_published_release() -> None:
     assert staging_replacements(KUBERNETES_GO_MOD, "v1.36.3") == [
         "k8s.io/api => k8s.io/api v0.36.3",
         "k8s.io/client-go => k8s.io/client-go v0.36.3",
+    ]
+
+
+def test_a_dependency_s_published_replaces_are_carried_and_local_ones_dropped() -> None:
+    go_mod = """module sigs.k8s.io/descheduler
+
+replace k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20260512234627-ef417d054102
+
+replace (
+\tfoo.io/a => ./local/a
+\tfoo.io/b v1.0.0 => bar.io/b v1.2.0
+)
+"""
+    assert versioned_replacements(go_mod) == [
+        "k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20260512234627-ef417d054102",
+        "foo.io/b v1.0.0 => bar.io/b v1.2.0",
     ]
 
 

@@ -9,6 +9,8 @@ from cryptography.x509.oid import NameOID
 from predictive_scaler.localcluster.certs import (
     ADMIN,
     CONTROLLER_MANAGER,
+    FRONT_PROXY,
+    METRICS_SERVER,
     SCHEDULER,
     kubeconfig,
     write_pki,
@@ -26,6 +28,28 @@ def test_serving_certificate_names_loopback_and_is_signed_by_the_ca(tmp_path: Pa
     names = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert ipaddress.ip_address("127.0.0.1") in names.get_values_for_type(x509.IPAddress)
     assert "localhost" in names.get_values_for_type(x509.DNSName)
+
+
+def test_metrics_server_serves_as_the_service_name_the_aggregator_checks(tmp_path: Path) -> None:
+    pki = write_pki(tmp_path)
+    serving = _load(pki.metrics_server_cert)
+    serving.verify_directly_issued_by(_load(pki.ca_cert))
+    names = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "metrics-server.kube-system.svc" in names.get_values_for_type(x509.DNSName)
+    usage = serving.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert x509.oid.ExtendedKeyUsageOID.SERVER_AUTH in usage
+    assert pki.metrics_server_key.stat().st_mode & 0o077 == 0
+
+
+def test_front_proxy_and_metrics_server_have_client_certificates(tmp_path: Path) -> None:
+    pki = write_pki(tmp_path)
+    for identity, common in (
+        (FRONT_PROXY, "front-proxy-client"),
+        (METRICS_SERVER, "system:metrics-server"),
+    ):
+        cert = _load(pki.client_cert(identity))
+        cert.verify_directly_issued_by(_load(pki.ca_cert))
+        assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == common
 
 
 def test_client_identities_are_the_ones_rbac_bootstrap_knows(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ PORTS = Ports(
     scheduler=10259,
     kwok=10247,
     prometheus=9090,
+    metrics_server=4443,
 )
 
 
@@ -34,6 +35,7 @@ def test_every_component_listens_on_loopback_only(tmp_path: Path) -> None:
         configs.scheduler_command(binaries, layout, PORTS),
         configs.kwok_command(binaries, layout, PORTS),
         configs.prometheus_command(binaries, layout, PORTS),
+        configs.metrics_server_command(binaries, layout, PORTS),
     ]
     # Any IPv4 address that is not a CIDR range (service and pod ranges are not bound).
     addresses = re.compile(r"(\d+\.\d+\.\d+\.\d+)(?![\d/])")
@@ -50,6 +52,29 @@ def test_apiserver_runs_rbac_with_service_account_keys(tmp_path: Path) -> None:
     controller = configs.controller_manager_command(_binaries(tmp_path), Layout(tmp_path), PORTS)
     assert any(f.startswith("--service-account-private-key-file=") for f in controller)
     assert any(f.startswith("--root-ca-file=") for f in controller)
+
+
+def test_the_aggregator_forwards_as_the_name_its_requestheader_ca_allows(tmp_path: Path) -> None:
+    layout = Layout(tmp_path)
+    flags = configs.apiserver_command(_binaries(tmp_path), layout, PORTS)
+    assert "--requestheader-allowed-names=front-proxy-client" in flags
+    assert f"--proxy-client-cert-file={layout.pki.directory}/front-proxy-client.crt" in flags
+    assert f"--proxy-client-key-file={layout.pki.directory}/front-proxy-client.key" in flags
+
+
+def test_metrics_server_reads_kwok_nodes_at_their_status_port_and_serves_tls(
+    tmp_path: Path,
+) -> None:
+    layout = Layout(tmp_path)
+    flags = configs.metrics_server_command(_binaries(tmp_path), layout, PORTS)
+    assert "--kubelet-use-node-status-port" in flags
+    assert "--kubelet-preferred-address-types=InternalIP" in flags
+    assert "--secure-port=4443" in flags
+    assert f"--tls-cert-file={layout.pki.metrics_server_cert}" in flags
+    assert f"--kubeconfig={layout.kubeconfig_for('metrics-server')}" in flags
+    resolution = next(f for f in flags if f.startswith("--metric-resolution="))
+    # metrics-server refuses anything under 10 s.
+    assert int(resolution.split("=")[1].removesuffix("s")) >= 10
 
 
 def test_prometheus_labels_each_kwok_target_with_its_node(tmp_path: Path) -> None:
