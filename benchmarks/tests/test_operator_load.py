@@ -22,6 +22,7 @@ from benchmarks.operator_load import (
     per_object,
     render,
     shortest_refresh,
+    since,
     split,
     whole_seconds,
 )
@@ -117,6 +118,17 @@ def test_gaps_count_a_stopped_object_and_a_never_evaluated_one_as_late() -> None
     assert shares == [0.25, 0.75]  # steady; slow and stopped once 90 s is allowed
 
 
+def test_after_start_up_keeps_the_gap_across_its_start() -> None:
+    seen = {"restarted": {5.0, 116.0, 176.0}, "steady": {10.0, 70.0, 130.0, 190.0}}
+    kept = since(seen, 120.0)
+    assert kept == {"restarted": {116.0, 176.0}, "steady": {70.0, 130.0, 190.0}}
+    # The 111 s start-up gap is gone, a gap that ends after the start still counts.
+    _, shares = gaps_and_shares(kept, ["restarted", "steady"], (120.0, 200.0), [66.0])
+    assert shares == [1.0]
+    _, late = gaps_and_shares(since(seen, 100.0), ["restarted"], (100.0, 200.0), [66.0])
+    assert late == [0.0]
+
+
 def test_first_evaluations_run_from_the_operators_start() -> None:
     seen = {"a": {110.0, 170.0}, "b": {130.0}, "c": {99.0}}
     assert first_evaluations(seen, ["a", "b", "c"], 100.0) == (10.0, 30.0)
@@ -171,6 +183,7 @@ def test_rows_say_n_a_for_what_the_operator_does_not_export() -> None:
         sync_seconds=60.0,
         first_evaluation=(2.0, math.nan),
         within=(0.889, 1.0),
+        steady_within=(1.0, 1.0),
         gap_seconds=(60.0, 61.0, 75.0),
         lateness_seconds=None,
         late=None,
@@ -181,6 +194,7 @@ def test_rows_say_n_a_for_what_the_operator_does_not_export() -> None:
     assert row["class"] == "cheap (9)"
     assert row["first evaluation p50 / all"] == "2.00 s / not all"
     assert row["within interval +10 % / +50 %"] == "89% / 100%"
+    assert row["after start-up"] == "100% / 100%"
     assert row["gap p50 / p95 / max"] == "60 / 61 / 75 s"
     assert row["lateness p50 / p95 / max"] == "n/a"
     assert row["EvaluationsLate"] == "n/a"
@@ -226,6 +240,7 @@ def test_the_section_says_what_was_run(tmp_path: Path) -> None:
         sync_seconds=30.0,
         first_evaluation=(2.0, 3.0),
         within=(1.0, 1.0),
+        steady_within=(1.0, 1.0),
         gap_seconds=(30.0, 30.0, 30.0),
         lateness_seconds=None,
         late=None,

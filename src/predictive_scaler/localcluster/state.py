@@ -120,16 +120,26 @@ class LocalCluster:
         return api_client(self.kubeconfig)
 
     def add_scrape_target(
-        self, name: str, address: str, labels: Mapping[str, str] | None = None
+        self,
+        name: str,
+        address: str,
+        labels: Mapping[str, str] | None = None,
+        *,
+        interval_seconds: float | None = None,
     ) -> Path:
         """Have Prometheus scrape `address` (host:port, path /metrics), e.g. the operator.
 
         Prometheus watches the folder of file-based discovery, so no reload is needed.
+        `interval_seconds` overrides the cluster's scrape interval for this target
+        (Prometheus's `__scrape_interval__` target label).
         """
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
             raise ValueError(f"scrape target name {name!r}: use letters, digits, '.', '_', '-'")
         path = self.layout.scrape_targets / f"{name}.json"
-        group = {"targets": [address], "labels": {"target": name, **(labels or {})}}
+        every = (
+            {} if interval_seconds is None else {"__scrape_interval__": f"{interval_seconds:g}s"}
+        )
+        group = {"targets": [address], "labels": {"target": name, **(labels or {}), **every}}
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps([group]))
         temporary.replace(path)

@@ -33,7 +33,8 @@ from predictive_scaler.operator.kube import FINALIZER
 from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
-from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, Mode
+from predictive_scaler.operator.rivals import ScalerClaim, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.selection_workers import SelectionWorkers
 from predictive_scaler.operator.settings import OperatorSettings
@@ -232,20 +233,41 @@ def hpa_targets(
     return {_target_key(namespace, spec): name}
 
 
+@kopf.index(GROUP, VERSION, PLURAL, id="scaler_targets")
+def scaler_targets(
+    namespace: str | None, name: str, meta: kopf.Meta, spec: kopf.Spec, **_: Any
+) -> dict[TargetKey, ScalerClaim]:
+    """PredictiveScalers by their target, every shard's (the index has no shard filter)."""
+    claim = ScalerClaim(
+        created=str(meta.get("creationTimestamp", "")),
+        name=name,
+        acts=(spec.get("scaling") or {}).get("mode") != Mode.DRY_RUN.value,
+        deleting=meta.get("deletionTimestamp") is not None,
+    )
+    return {_target_key(namespace, spec): claim}
+
+
+def _claims(indexes: Mapping[str, Any], namespace: str, spec: kopf.Spec) -> TargetClaims:
+    key = _target_key(namespace, spec)
+    hpas: kopf.Index[TargetKey, str] = indexes["hpa_targets"]
+    scalers: kopf.Index[TargetKey, ScalerClaim] = indexes["scaler_targets"]
+    return TargetClaims.of(hpas.get(key, ()), scalers.get(key, ()))
+
+
 def _evaluate_and_write(  # noqa: PLR0917 - run_in_executor passes arguments by position
     state: OperatorState,
     ref: ObjectRef,
     spec: dict[str, Any],
     status: dict[str, Any],
     uid: str,
-    hpas: tuple[str, ...],
+    claims: TargetClaims,
     lateness: Lateness,
 ) -> Evaluation | None:
     if not state.acting():
         return None
     runtime = state.runtimes[uid]
     evaluation = state.evaluator.evaluate(
-        ref, spec, status, runtime, time.time(), hpas=hpas, lateness=lateness
+        ref, spec, status, runtime, time.time(), claims=claims, lateness=lateness
     )
     state.evaluator.kube.patch_status(ref.namespace, ref.name, evaluation.status)
     state.written[uid] = {**status, **evaluation.status}
@@ -345,7 +367,6 @@ async def evaluate(
     **indexes: Any,
 ) -> None:
     state: OperatorState = memo["state"]
-    hpa_targets: kopf.Index[Any, str] = indexes["hpa_targets"]
     uid, namespace, name = str(meta["uid"]), str(meta["namespace"]), str(meta["name"])
     loop = asyncio.get_running_loop()
     wake = asyncio.Event()
@@ -379,7 +400,7 @@ async def evaluate(
                         dict(spec),
                         _newest_status(state, uid, dict(status)),
                         uid,
-                        tuple(hpa_targets.get(_target_key(ref.namespace, spec), ())),
+                        _claims(indexes, namespace, spec),
                         lateness,
                     )
             except Exception as error:  # noqa: BLE001 - one bad turn must not end the loop

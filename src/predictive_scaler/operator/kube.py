@@ -1,18 +1,17 @@
-"""Adapter to the Kubernetes API: the target workload and its scale, rival autoscalers, our status.
+"""Adapter to the Kubernetes API: the target workload and its scale, and our status.
 
 Synchronous (the official client); the handlers call it from worker threads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from predictive_scaler.operator.resource import GROUP, KIND, PLURAL, VERSION, ScaleTargetRef
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, ScaleTargetRef
 
 _WORKLOAD_METHODS = {
     "Deployment": "deployment",
@@ -79,42 +78,6 @@ class Kubernetes:
         apps = client.AppsV1Api(self.api)
         patch = getattr(apps, f"patch_namespaced_{_WORKLOAD_METHODS[target.kind]}_scale")
         patch(target.name, namespace, {"spec": {"replicas": replicas}})
-
-    def rival_autoscaler(
-        self,
-        namespace: str,
-        name: str,
-        target: ScaleTargetRef,
-        created: str,
-        hpas: Collection[str],
-    ) -> str | None:
-        """The HPA, or the older Auto PredictiveScaler, that already sets this target's replicas.
-
-        `hpas` are the HPAs on this target, from the operator's watch of them.
-        PredictiveScalers are listed by the target's kind and name (the CRD's
-        selectable fields) in every shard, not only this operator's, so one
-        request finds them all. Between two PredictiveScalers the older one
-        (then the smaller name) keeps the target, so exactly one of them acts
-        whatever the order of events.
-        """
-        if hpas:
-            return f"HorizontalPodAutoscaler/{min(hpas)}"
-        selector = f"spec.scaleTargetRef.kind={target.kind},spec.scaleTargetRef.name={target.name}"
-        others: Any = client.CustomObjectsApi(self.api).list_namespaced_custom_object(
-            GROUP, VERSION, namespace, PLURAL, field_selector=selector
-        )
-        mine = (created, name)
-        for other in others.get("items", []):
-            meta = other.get("metadata", {})
-            theirs = (meta.get("creationTimestamp", ""), meta.get("name", ""))
-            if (
-                meta.get("name") != name
-                and theirs < mine
-                and meta.get("deletionTimestamp") is None
-                and other.get("spec", {}).get("scaling", {}).get("mode") != "DryRun"
-            ):
-                return f"{KIND}/{meta.get('name')}"
-        return None
 
     def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
         client.CustomObjectsApi(self.api).patch_namespaced_custom_object_status(

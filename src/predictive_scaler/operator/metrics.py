@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import contextlib
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 
 from predictive_scaler.operator.conditions import TYPES
 from predictive_scaler.rebalancing.planner import Plan
+
+# A `_created` series per counter and histogram is a ninth of the exposition at
+# 1,000 objects (2,050 of 18,194 lines), the operator's dearest request; no
+# dashboard or alert reads them.
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 OBJECT = ("namespace", "name")
 

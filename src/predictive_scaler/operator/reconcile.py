@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import json
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,7 @@ from predictive_scaler.operator.report import (
     without_stale_keys,
 )
 from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
+from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide
@@ -126,10 +127,10 @@ class Evaluator:
         runtime: ObjectRuntime,
         now: float,
         *,
-        hpas: Collection[str] = (),
+        claims: TargetClaims = NO_CLAIMS,
         lateness: Lateness | None = None,
     ) -> Evaluation:
-        """Evaluate once; `hpas` are the HorizontalPodAutoscalers on the same target.
+        """Evaluate once; `claims` are the other autoscalers on the same target.
 
         ``lateness`` (how late this evaluation started, known only to the
         operator's loop) sets EvaluationsLate; without it there is none.
@@ -150,7 +151,7 @@ class Evaluator:
         # A DryRun object sets no replicas, so it may watch beside any autoscaler.
         rival = None
         if spec.scaling.mode is Mode.AUTO:
-            rival = self.kube.rival_autoscaler(ref.namespace, ref.name, target, ref.created, hpas)
+            rival = claims.rival(ref.name, ref.created)
         if rival is not None:
             message = f"{rival} already manages {target.describe()}; this object sets no replicas"
             return blocked_by("ConflictingAutoscaler", message)
