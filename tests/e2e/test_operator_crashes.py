@@ -242,6 +242,7 @@ def test_crashes_around_an_eviction_never_move_a_workload_or_node_twice(
             "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
             "PREDICTIVE_SCALER_REBALANCE_INTERVAL": f"{REBALANCE_INTERVAL}s",
             "PREDICTIVE_SCALER_REBALANCE_COOLDOWN": "600s",
+            "PREDICTIVE_SCALER_REBALANCE_SETTLE": "600s",
             "PREDICTIVE_SCALER_REBALANCE_BUDGET": "3",
             "PREDICTIVE_SCALER_REBALANCE_PER_NODE": "2",
             "PREDICTIVE_SCALER_REBALANCE_PER_WORKLOAD": "1",

@@ -42,7 +42,8 @@ HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_SELECTION_BUDGET     CPU time of one selection, then the best is kept (10s)
   PREDICTIVE_SCALER_REBALANCE_MODE       Off | DryRun | Auto: move opted-in pods off hot nodes
   PREDICTIVE_SCALER_REBALANCE_INTERVAL   how often the rebalancer runs (60s)
-  PREDICTIVE_SCALER_REBALANCE_COOLDOWN   a moved workload or node is left alone this long (10m)
+  PREDICTIVE_SCALER_REBALANCE_COOLDOWN   a moved pod's replacement stays put this long (10m)
+  PREDICTIVE_SCALER_REBALANCE_SETTLE     a move's nodes and workload wait this long (3 rate windows)
   PREDICTIVE_SCALER_REBALANCE_BUDGET     evictions per cycle (5); _PER_NODE (2), _PER_WORKLOAD (1)
   PREDICTIVE_SCALER_REBALANCE_THRESHOLD  node score below which a node is high-load (-0.1)
   PREDICTIVE_SCALER_REBALANCE_WEIGHTS    metric weights (cpu=1,memory=1,network=1,disk=1)

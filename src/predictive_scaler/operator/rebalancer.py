@@ -5,9 +5,10 @@ planner, and (in Auto mode) evicts through the Eviction API: a 429 from a
 PodDisruptionBudget is a normal answer, tried again in a later cycle. The
 scheduler places each replacement; a temporary PreferNoSchedule taint on the
 node being drained steers it elsewhere, and is lifted once the node leaves the
-high-load heap. What is about to move is written on the nodes and the
-PredictiveScaler objects as a timestamp annotation before the eviction, so the
-cool-down survives a restart at any point of a cycle.
+high-load heap. What is about to move is written on the nodes (a time) and the
+PredictiveScaler objects (the workload's streak of moves) as an annotation
+before the eviction, so the settle and cool-down waits (`rebalancing.cooldown`)
+survive a restart at any point of a cycle.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.operator.snapshot import Owners, by_label, node_info, pod_info
 from predictive_scaler.promclient import connect, instant_query
+from predictive_scaler.rebalancing.cooldown import PodBirth, Streak, Timings, cooling
 from predictive_scaler.rebalancing.nodes import ScoringConfig
 from predictive_scaler.rebalancing.planner import Limits, Move, Plan, plan_moves
 from predictive_scaler.rebalancing.pods import NodeInfo
@@ -218,7 +220,7 @@ class Rebalancer:
         owners = Owners.from_replica_sets(self.apps.list_replica_set_for_all_namespaces().items)
         histories, history_step = self._pod_cpu_histories()
         opted_in = frozenset(opted)
-        pods = []
+        pods, births = [], []
         for pod in self.core.list_pod_for_all_namespaces(
             field_selector="status.phase=Running"
         ).items:
@@ -230,8 +232,11 @@ class Rebalancer:
             pods.append(
                 replace(info, cpu_history=histories.get(key, ()), history_step=history_step)
             )
-        cooling = self._cooling(listed, opted, now)
-        plan = plan_moves(nodes, pods, self.scoring, self.limits, cooling=cooling)
+            if info.opted_in and pod.metadata.creation_timestamp is not None:
+                created = pod.metadata.creation_timestamp.timestamp()
+                births.append(PodBirth(info.key, str(info.workload), created))
+        held = self._cooling(listed, opted, births, now)
+        plan = plan_moves(nodes, pods, self.scoring, self.limits, cooling=held)
         metrics.publish_balance(plan, self.scoring.threshold)
         reasons = sorted({s.reason for s in plan.skipped})
         log.info(
@@ -263,23 +268,23 @@ class Rebalancer:
         self,
         nodes: list[client.V1Node],
         opted: Mapping[str, tuple[str, str, dict[str, str]]],
+        births: list[PodBirth],
         now: float,
     ) -> frozenset[str]:
-        horizon = now - self.settings.rebalance_cooldown
-        cooling = set()
+        node_moves = {}
         for node in nodes:
-            stamp = (
-                _epoch((node.metadata.annotations or {}).get(REBALANCED_AT))
-                if node.metadata
-                else None
-            )
-            if stamp is not None and stamp > horizon:
-                cooling.add(f"node/{node.metadata.name}")  # type: ignore[union-attr]
+            if node.metadata is None:
+                continue
+            moved = _epoch((node.metadata.annotations or {}).get(REBALANCED_AT))
+            if moved is not None:
+                node_moves[str(node.metadata.name)] = moved
+        streaks = {}
         for workload, (_namespace, _name, notes) in opted.items():
-            stamp = _epoch(notes.get(REBALANCED_AT))
-            if stamp is not None and stamp > horizon:
-                cooling.add(f"workload/{workload}")
-        return frozenset(cooling)
+            streak = Streak.decode(notes.get(REBALANCED_AT))
+            if streak is not None:
+                streaks[workload] = streak
+        timings = Timings(self.settings.rebalance_settle_seconds, self.settings.rebalance_cooldown)
+        return cooling(node_moves, streaks, births, now, timings)
 
     # ---- acting --------------------------------------------------------------
 
@@ -311,7 +316,7 @@ class Rebalancer:
             # The cool-down is written before the eviction, not after: a crash
             # in between then costs one cool-down without a move, never a
             # second move of the same workload or node after a restart.
-            undo = self._stamp(move, opted, f"{now:.0f}", stamps)
+            undo = self._stamp(move, opted, now, stamps)
             failpoints.reach("evict:before")
             try:
                 self.core.create_namespaced_pod_eviction(
@@ -340,17 +345,23 @@ class Rebalancer:
         self,
         move: Move,
         opted: Mapping[str, tuple[str, str, dict[str, str]]],
-        stamp: str,
+        now: float,
         stamps: dict[tuple[str, str], str | None],
     ) -> list[tuple[str, str, str | None]]:
-        """Stamp the cool-down on both nodes and the workload's scaler; return the undo."""
+        """Stamp both nodes and extend the workload's streak on its scaler; return the undo."""
         # (scope, name): scope is "node", or the PredictiveScaler's namespace.
-        targets = [("node", move.source), ("node", move.destination)]
+        writes = [(("node", move.source), f"{now:.0f}"), (("node", move.destination), f"{now:.0f}")]
         owner = opted.get(move.workload)
         if owner is not None:
-            targets.append((owner[0], owner[1]))
-        undo = [(scope, name, stamps.get((scope, name))) for scope, name in targets]
-        for scope, name in targets:
+            earlier = Streak.decode(stamps.get((owner[0], owner[1])))
+            streak = (
+                Streak(now, now)
+                if earlier is None
+                else earlier.extended(now, self.settings.rebalance_cooldown)
+            )
+            writes.append(((owner[0], owner[1]), streak.encode()))
+        undo = [(scope, name, stamps.get((scope, name))) for (scope, name), _ in writes]
+        for (scope, name), stamp in writes:
             self._write_stamp(scope, name, stamp)
             stamps[scope, name] = stamp
         return undo

@@ -49,6 +49,7 @@ VARIABLES = {
     "rebalance_mode": f"{PREFIX}REBALANCE_MODE",
     "rebalance_interval": f"{PREFIX}REBALANCE_INTERVAL",
     "rebalance_cooldown": f"{PREFIX}REBALANCE_COOLDOWN",
+    "rebalance_settle": f"{PREFIX}REBALANCE_SETTLE",
     "rebalance_budget": f"{PREFIX}REBALANCE_BUDGET",
     "rebalance_per_node": f"{PREFIX}REBALANCE_PER_NODE",
     "rebalance_per_workload": f"{PREFIX}REBALANCE_PER_WORKLOAD",
@@ -96,7 +97,11 @@ class OperatorSettings(BaseModel):
     # Rebalancing evicts only pods of workloads whose PredictiveScaler opts in.
     rebalance_mode: Literal["Off", "DryRun", "Auto"] = "Auto"
     rebalance_interval: float = Field(default=60.0, gt=0)
+    # A moved pod's replacement stays put this long (no ping-pong).
     rebalance_cooldown: float = Field(default=600.0, ge=0)
+    # The nodes and workload of a move wait this long, until usage shows the
+    # move; 0: three rate windows (rebalance_settle_seconds).
+    rebalance_settle: float = Field(default=0.0, ge=0)
     rebalance_budget: int = Field(default=5, ge=0, le=1000)
     rebalance_per_node: int = Field(default=2, ge=1)
     rebalance_per_workload: int = Field(default=1, ge=1)
@@ -133,6 +138,7 @@ class OperatorSettings(BaseModel):
         "selection_budget",
         "rebalance_interval",
         "rebalance_cooldown",
+        "rebalance_settle",
         "rebalance_lookahead",
         mode="before",
     )
@@ -183,6 +189,11 @@ class OperatorSettings(BaseModel):
     def min_rate_window(self) -> float:
         """The shortest rate() window worth querying: four scrapes, so a sample or two may miss."""
         return 4 * self.scrape_interval
+
+    @property
+    def rebalance_settle_seconds(self) -> float:
+        """Until a node's rate() has spanned its replacement's start: three rate windows."""
+        return self.rebalance_settle or 3 * self.min_rate_window
 
     @property
     def prometheus(self) -> str:

@@ -154,6 +154,13 @@ def test_settings_parse_durations_and_namespace_lists() -> None:
     assert settings.prometheus == "http://prometheus:9090"
 
 
+def test_the_rebalance_settle_is_three_rate_windows_unless_set() -> None:
+    base = {"PROMETHEUS_URL": "http://prometheus:9090", "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "30s"}
+    assert OperatorSettings.from_environment(base).rebalance_settle_seconds == 360
+    chosen = OperatorSettings.from_environment({**base, "PREDICTIVE_SCALER_REBALANCE_SETTLE": "2m"})
+    assert chosen.rebalance_settle_seconds == 120
+
+
 def test_lease_timings_in_the_wrong_order_are_refused_naming_all_three() -> None:
     with pytest.raises(SettingsError) as bad:
         OperatorSettings.from_environment(

@@ -1,0 +1,72 @@
+"""Settle (a move's nodes and workload) and cool-down (the pods a move created)."""
+
+from __future__ import annotations
+
+import pytest
+
+from predictive_scaler.rebalancing.cooldown import PodBirth, Streak, Timings, cooling
+
+pytestmark = pytest.mark.unit
+
+TIMINGS = Timings(settle=60.0, cooldown=600.0)
+WEB = "shop/Deployment/web"
+
+
+def test_a_moved_node_waits_the_settle_and_no_longer() -> None:
+    moves = {"hot": 1000.0}
+    assert "node/hot" in cooling(moves, {}, [], 1059.0, TIMINGS)
+    assert "node/hot" not in cooling(moves, {}, [], 1060.0, TIMINGS)
+
+
+def test_a_moved_workload_waits_the_settle_from_its_last_move() -> None:
+    streaks = {WEB: Streak(since=500.0, last=1000.0)}
+    assert f"workload/{WEB}" in cooling({}, streaks, [], 1059.0, TIMINGS)
+    assert f"workload/{WEB}" not in cooling({}, streaks, [], 1061.0, TIMINGS)
+
+
+def test_the_pods_born_since_the_streak_began_wait_the_cooldown() -> None:
+    streaks = {WEB: Streak(since=500.0, last=1000.0)}
+    pods = [
+        PodBirth("shop/web-old", WEB, created=100.0),
+        PodBirth("shop/web-first-replacement", WEB, created=505.0),
+        PodBirth("shop/web-second-replacement", WEB, created=1002.0),
+        PodBirth("shop/other-new", "shop/Deployment/other", created=1002.0),
+    ]
+    held = cooling({}, streaks, pods, 1500.0, TIMINGS)
+    assert {"shop/web-first-replacement", "shop/web-second-replacement"} <= held
+    assert "shop/web-old" not in held
+    assert "shop/other-new" not in held
+    # A cool-down after the last move, the replacements are free again.
+    assert not cooling({}, streaks, pods, 1600.0, TIMINGS)
+
+
+def test_a_replacement_born_in_the_second_of_the_stamp_counts_as_one() -> None:
+    streaks = {WEB: Streak(since=1000.0, last=1000.0)}
+    pods = [PodBirth("shop/web-a", WEB, created=999.0)]
+    assert "shop/web-a" in cooling({}, streaks, pods, 1100.0, TIMINGS)
+
+
+def test_a_streak_goes_on_within_the_cooldown_and_starts_again_after_it() -> None:
+    streak = Streak(since=1000.0, last=1000.0)
+    assert streak.extended(1500.0, 600.0) == Streak(1000.0, 1500.0)
+    assert streak.extended(1600.0, 600.0) == Streak(1600.0, 1600.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "streak"),
+    [
+        ("1000/1500", Streak(1000.0, 1500.0)),
+        ("1500", Streak(1500.0, 1500.0)),  # the stamp of an older operator: one move
+        ("1000.7/1500.2", Streak(1000.7, 1500.2)),
+        ("", None),
+        (None, None),
+        ("yesterday", None),
+        ("1000/later", None),
+    ],
+)
+def test_a_stamp_reads_back_or_is_ignored(text: str | None, streak: Streak | None) -> None:
+    assert Streak.decode(text) == streak
+
+
+def test_a_stamp_round_trips_in_whole_seconds() -> None:
+    assert Streak.decode(Streak(1000.4, 1500.6).encode()) == Streak(1000.0, 1501.0)
