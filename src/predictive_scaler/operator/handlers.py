@@ -27,6 +27,7 @@ from prometheus_client import start_http_server
 from predictive_scaler.forecasting import RefreshRequest
 from predictive_scaler.forecasting.refresh import Delivery
 from predictive_scaler.operator import metrics
+from predictive_scaler.operator.cadence import Cadence
 from predictive_scaler.operator.conditions import Lateness
 from predictive_scaler.operator.fairness import FairQueue
 from predictive_scaler.operator.kube import FINALIZER
@@ -318,20 +319,6 @@ def _submitter(
     return submit
 
 
-@dataclass
-class _Timing:
-    """When an object's evaluations were due and started, for EvaluationsLate."""
-
-    due: float
-    late_in_a_row: int = 0
-    last_duration: float = 0.0
-
-    def started(self, now: float, waited: float, period: float) -> Lateness:
-        late = max(0.0, now - self.due)
-        self.late_in_a_row = self.late_in_a_row + 1 if late > period / 2 else 0
-        return Lateness(late, min(waited, late), period, self.late_in_a_row, self.last_duration)
-
-
 async def _rest(stopped: kopf.DaemonStopped, wake: asyncio.Event, seconds: float) -> None:
     """Until the next turn is due, the object is deleted, or a selection arrives."""
     woken = asyncio.ensure_future(wake.wait())
@@ -374,7 +361,7 @@ async def evaluate(
         submit=_submitter(state, namespace, uid, wake),
         selection_budget=state.settings.selection_budget,
     )
-    timing = _Timing(due=time.monotonic())
+    cadence = Cadence(due=time.monotonic())
     metrics.start_object(namespace, name)
     try:
         while not stopped:
@@ -390,7 +377,7 @@ async def evaluate(
                 async with state.evaluations.seat(namespace, uid) as waited:
                     began = time.monotonic()
                     metrics.QUEUE_WAIT.labels("evaluation").observe(waited)
-                    lateness = timing.started(began, waited, period)
+                    lateness = cadence.started(began, waited, period)
                     metrics.LATENESS.labels(namespace, name).set(lateness.seconds)
                     evaluation = await loop.run_in_executor(
                         state.executor,
@@ -410,10 +397,10 @@ async def evaluate(
                 for note in evaluation.events if evaluation else ():
                     kopf.event(body, type=note.type, reason=note.reason, message=note.message)
             finally:
-                timing.last_duration = time.monotonic() - began
-                metrics.RECONCILE_SECONDS.observe(timing.last_duration)
-            timing.due = began + period
-            await _rest(stopped, wake, max(0.0, timing.due - time.monotonic()))
+                cadence.last_duration = time.monotonic() - began
+                metrics.RECONCILE_SECONDS.observe(cadence.last_duration)
+            cadence.finished(began, period)
+            await _rest(stopped, wake, max(0.0, cadence.due - time.monotonic()))
     finally:
         state.runtimes.pop(uid, None)
         state.written.pop(uid, None)
