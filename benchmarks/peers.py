@@ -9,9 +9,10 @@ descheduler v0.36 runs LowNodeUtilization on actual usage from metrics-server
 with deviation thresholds of 10 % (its documentation's recommendation for
 actual usage); on the second, predictive-scaler's rebalancer runs with its
 defaults on Prometheus's usage. Both have the same eviction limits (per node,
-per cycle) and run `--cycles` times; after each cycle the benchmark waits
-until the replacements run and both metric paths read every node as its pods
-add up to. Scored on that ground truth, with the same node score for both:
+per cycle) and run `--cycles` times, a rebalancer's settle apart (three
+rate windows of the cluster's scrape interval); after each cycle the
+benchmark also waits until the replacements run and both metric paths read
+every node as its pods add up to. Scored on that ground truth, with the same node score for both:
 the balance degree (standard deviation of node scores) before and after,
 evictions, pods moved more than once (ping-pong), workloads that had more
 than one pod unavailable at once (PDB violations), replacements that landed
@@ -69,6 +70,8 @@ class ToolRun:
     degree_before: float = 0.0
     degree_after: float = 0.0
     evictions: int = 0
+    # Evictions up to the end of the first cycle that left half the degree or less.
+    evictions_to_half: int | None = None
     ping_pong: int = 0
     pdb_violations: int = 0
     landed_hot: int = 0
@@ -180,6 +183,20 @@ def _descheduler_cycle(skewed: SkewedCluster, folder: Path) -> Callable[[], None
     return run
 
 
+def rebalancer_settings(skewed: SkewedCluster) -> OperatorSettings:
+    """The rebalancer's defaults on this cluster's scrape interval, with the shared limits."""
+    return OperatorSettings.from_environment(
+        {
+            "PROMETHEUS_URL": skewed.cluster.prometheus_url,
+            "PREDICTIVE_SCALER_NAMESPACES": NAMESPACE,
+            "PREDICTIVE_SCALER_SCRAPE_INTERVAL": f"{skewed.cluster.scrape_interval_seconds:g}s",
+            "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
+            "PREDICTIVE_SCALER_REBALANCE_PER_NODE": str(PER_NODE),
+            "PREDICTIVE_SCALER_REBALANCE_BUDGET": str(PER_CYCLE),
+        }
+    )
+
+
 def _rebalancer_cycle(skewed: SkewedCluster) -> Callable[[], None]:
     apply_crds(skewed.cluster)
     custom = client.CustomObjectsApi(skewed.api)
@@ -200,17 +217,7 @@ def _rebalancer_cycle(skewed: SkewedCluster) -> Callable[[], None]:
             },
         }  # fmt: skip
         custom.create_namespaced_custom_object(GROUP, VERSION, NAMESPACE, PLURAL, body)
-    settings = OperatorSettings.from_environment(
-        {
-            "PROMETHEUS_URL": skewed.cluster.prometheus_url,
-            "PREDICTIVE_SCALER_NAMESPACES": NAMESPACE,
-            "PREDICTIVE_SCALER_SCRAPE_INTERVAL": f"{skewed.cluster.scrape_interval_seconds:g}s",
-            "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
-            "PREDICTIVE_SCALER_REBALANCE_PER_NODE": str(PER_NODE),
-            "PREDICTIVE_SCALER_REBALANCE_BUDGET": str(PER_CYCLE),
-        }
-    )
-    rebalancer = Rebalancer(skewed.api, settings)
+    rebalancer = Rebalancer(skewed.api, rebalancer_settings(skewed))
 
     def run() -> None:
         rebalancer.cycle(time.time())
@@ -240,7 +247,14 @@ def run_tool(tool: str, size: int, cycles: int, folder: Path) -> ToolRun:
         )
         original = set(_placements(core))
         moved: set[str] = set()
+        # Cycles are spaced as the operator spaces its moves on this scrape
+        # interval (its settle), for both tools alike: five cycles back to back
+        # would be seconds of a real cluster's minutes.
+        spacing = rebalancer_settings(skewed).rebalance_settle_seconds
+        next_cycle = time.monotonic()
         for number in range(cycles):
+            time.sleep(max(0.0, next_cycle - time.monotonic()))
+            next_cycle = time.monotonic() + spacing
             hot = _overutilised(_loads(node_truth(core, skewed.usage), nodes))
             before = _placements(core)
             with UnavailableWatch(client.AppsV1Api(skewed.api)) as watch:
@@ -256,10 +270,16 @@ def run_tool(tool: str, size: int, cycles: int, folder: Path) -> ToolRun:
             moved |= new - original
             result.landed_hot += sum(1 for pod in new if after[pod] in hot)
             result.pdb_violations += sum(1 for worst in watch.worst.values() if worst > 1)
-            print(f"    {tool} cycle {number + 1}: {len(evicted)} evicted", flush=True)
-        result.degree_after = balance_degree(
-            scores(_loads(node_truth(core, skewed.usage), nodes), SCORING)
-        )
+            result.degree_after = balance_degree(
+                scores(_loads(node_truth(core, skewed.usage), nodes), SCORING)
+            )
+            if result.evictions_to_half is None and result.degree_after <= result.degree_before / 2:
+                result.evictions_to_half = result.evictions
+            print(
+                f"    {tool} cycle {number + 1}: {len(evicted)} evicted, "
+                f"degree {result.degree_after:.3f}",
+                flush=True,
+            )
     finally:
         skewed.stop()
         skewed.api.close()  # type: ignore[no-untyped-call]
@@ -274,6 +294,7 @@ def _row(run: ToolRun) -> list[str]:
         run.tool,
         f"{run.degree_before:.3f} -> {run.degree_after:.3f} ({change:.0%} lower)",
         str(run.evictions),
+        "not reached" if run.evictions_to_half is None else str(run.evictions_to_half),
         str(run.ping_pong),
         str(run.pdb_violations),
         str(run.landed_hot),
@@ -283,7 +304,8 @@ def _row(run: ToolRun) -> list[str]:
 
 def report(runs: list[ToolRun], cycles: int) -> str:
     header = [
-        "cluster", "tool", "balance degree before -> after", "evictions", "ping-pong",
+        "cluster", "tool", "balance degree before -> after", "evictions",
+        "evictions until the degree was halved", "ping-pong",
         "PDB violations", "landed on hot nodes", "time per cycle (median)",
     ]  # fmt: skip
     lines = [
@@ -292,7 +314,8 @@ def report(runs: list[ToolRun], cycles: int) -> str:
         f"- Machine: {machine_description()}",
         f"- Reproduce: `.venv/bin/python -m benchmarks.peers --cycles {cycles}` "
         "(`make bench-peers`)",
-        f"- Each tool on its own copy of the cluster, {cycles} cycles, at most {PER_NODE} "
+        f"- Each tool on its own copy of the cluster, {cycles} cycles spaced by the "
+        f"rebalancer's settle (three rate windows of the scrape), at most {PER_NODE} "
         f"evictions per node and {PER_CYCLE} per cycle; workloads of {REPLICAS} pods "
         f"({PODS_PER_NODE} per node on average) crowded onto a third of the nodes; "
         f"descheduler v0.36 LowNodeUtilization on metrics-server usage, deviation thresholds "

@@ -54,4 +54,7 @@ def test_a_row_reports_how_much_lower_the_degree_ends() -> None:
     run.cycle_seconds = [1.0, 3.0, 2.0]
     row = _row(run)
     assert row[2] == "2.000 -> 0.500 (75% lower)"
+    assert row[4] == "not reached"  # the first cycle that halved it was not recorded
+    run.evictions_to_half = 6
+    assert _row(run)[4] == "6"
     assert row[-1] == "2.00 s"
