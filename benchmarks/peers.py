@@ -249,8 +249,10 @@ def run_tool(tool: str, size: int, cycles: int, folder: Path) -> ToolRun:
         moved: set[str] = set()
         # Cycles are spaced as the operator spaces its moves on this scrape
         # interval (its settle), for both tools alike: five cycles back to back
-        # would be seconds of a real cluster's minutes.
-        spacing = rebalancer_settings(skewed).rebalance_settle_seconds
+        # would be seconds of a real cluster's minutes. One scrape more, so that
+        # a cycle is not held by a stamp's rounding to the second.
+        settings = rebalancer_settings(skewed)
+        spacing = settings.rebalance_settle_seconds + settings.scrape_interval
         next_cycle = time.monotonic()
         for number in range(cycles):
             time.sleep(max(0.0, next_cycle - time.monotonic()))
@@ -315,7 +317,7 @@ def report(runs: list[ToolRun], cycles: int) -> str:
         f"- Reproduce: `.venv/bin/python -m benchmarks.peers --cycles {cycles}` "
         "(`make bench-peers`)",
         f"- Each tool on its own copy of the cluster, {cycles} cycles spaced by the "
-        f"rebalancer's settle (three rate windows of the scrape), at most {PER_NODE} "
+        f"rebalancer's settle and a scrape apart (three rate windows and one scrape: 26 s here), at most {PER_NODE} "
         f"evictions per node and {PER_CYCLE} per cycle; workloads of {REPLICAS} pods "
         f"({PODS_PER_NODE} per node on average) crowded onto a third of the nodes; "
         f"descheduler v0.36 LowNodeUtilization on metrics-server usage, deviation thresholds "
