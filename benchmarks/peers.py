@@ -316,9 +316,10 @@ def report(runs: list[ToolRun], cycles: int) -> str:
         f"- Machine: {machine_description()}",
         f"- Reproduce: `.venv/bin/python -m benchmarks.peers --cycles {cycles}` "
         "(`make bench-peers`)",
-        f"- Each tool on its own copy of the cluster, {cycles} cycles spaced by the "
-        f"rebalancer's settle and a scrape apart (three rate windows and one scrape: 26 s here), at most {PER_NODE} "
-        f"evictions per node and {PER_CYCLE} per cycle; workloads of {REPLICAS} pods "
+        f"- Each tool on its own copy of the cluster, {cycles} cycles a rebalancer settle "
+        "and a scrape apart (three rate windows and one scrape), "
+        f"at most {PER_NODE} evictions per node and {PER_CYCLE} per cycle; "
+        f"workloads of {REPLICAS} pods "
         f"({PODS_PER_NODE} per node on average) crowded onto a third of the nodes; "
         f"descheduler v0.36 LowNodeUtilization on metrics-server usage, deviation thresholds "
         f"{DEVIATION_PERCENT} %; predictive-scaler's rebalancer with its defaults on Prometheus.",
