@@ -313,9 +313,9 @@ class Rebalancer:
         for move in plan.moves:
             namespace, name = move.pod.split("/", 1)
             self._taint(move.source)
-            # The cool-down is written before the eviction, not after: a crash
-            # in between then costs one cool-down without a move, never a
-            # second move of the same workload or node after a restart.
+            # The stamps are written before the eviction, not after: a crash in
+            # between then costs one settle without a move, never a second
+            # move of the same workload or node after a restart.
             undo = self._stamp(move, opted, now, stamps)
             failpoints.reach("evict:before")
             try:
@@ -369,7 +369,7 @@ class Rebalancer:
     def _unstamp(
         self, undo: list[tuple[str, str, str | None]], stamps: dict[tuple[str, str], str | None]
     ) -> None:
-        """Nothing moved: put the earlier stamps back, so a PDB's 429 costs no cool-down."""
+        """Nothing moved: put the earlier stamps back, so a PDB's 429 costs no settle."""
         for scope, name, earlier in undo:
             try:
                 self._write_stamp(scope, name, earlier)

@@ -9,7 +9,9 @@
   replacement) is not moved again for this long. A workload's moves form a
   streak while each comes within a cool-down of the last; every pod the
   workload created since its streak began is a replacement, or a scale-up that
-  is just as young, and waits.
+  is just as young, and waits. "Since" allows a settle before the streak's
+  start: creation times come from the API server's clock and the streak from
+  the operator's, and a pod that young had not shown its usage either.
 
 Draining a node that is still hot after it has settled is wanted; moving the
 pod that was just moved is not. One wait for both (the cool-down on nodes and
@@ -21,10 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-
-# Stamps and creation times are whole seconds: a pod created in the second of
-# the stamp, or one second before it through clock rounding, counts as new.
-RESOLUTION = 1.0
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,7 @@ def cooling(
         if now - streak.last < timings.settle
     }
     young = {
-        key: streak.since - RESOLUTION
+        key: streak.since - timings.settle
         for key, streak in workload_streaks.items()
         if now - streak.last < timings.cooldown
     }

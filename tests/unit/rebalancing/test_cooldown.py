@@ -40,10 +40,15 @@ def test_the_pods_born_since_the_streak_began_wait_the_cooldown() -> None:
     assert not cooling({}, streaks, pods, 1600.0, TIMINGS)
 
 
-def test_a_replacement_born_in_the_second_of_the_stamp_counts_as_one() -> None:
+def test_a_replacement_stamped_by_a_clock_behind_the_operators_counts_as_one() -> None:
     streaks = {WEB: Streak(since=1000.0, last=1000.0)}
-    pods = [PodBirth("shop/web-a", WEB, created=999.0)]
-    assert "shop/web-a" in cooling({}, streaks, pods, 1100.0, TIMINGS)
+    pods = [
+        PodBirth("shop/web-a", WEB, created=959.0),  # within a settle before the streak
+        PodBirth("shop/web-b", WEB, created=939.0),  # older than that: an original
+    ]
+    held = cooling({}, streaks, pods, 1100.0, TIMINGS)
+    assert "shop/web-a" in held
+    assert "shop/web-b" not in held
 
 
 def test_a_streak_goes_on_within_the_cooldown_and_starts_again_after_it() -> None:
