@@ -9,11 +9,12 @@ descheduler v0.36 runs LowNodeUtilization on actual usage from metrics-server
 with deviation thresholds of 10 % (its documentation's recommendation for
 actual usage); on the second, predictive-scaler's rebalancer runs with its
 defaults on Prometheus's usage. Both have the same eviction limits (per node,
-per cycle) and run `--cycles` times, a rebalancer's settle apart (three
-rate windows of the cluster's scrape interval); after each cycle the
-benchmark also waits until the replacements run and both metric paths read
-every node as its pods add up to. Scored on that ground truth, with the same node score for both:
-the balance degree (standard deviation of node scores) before and after,
+per cycle) and run `--cycles` times, a rebalancer settle and a scrape apart
+(three rate windows and one scrape of the cluster's interval); after each
+cycle the benchmark also waits until the replacements run and both metric
+paths read every node as its pods add up to. Scored on that ground truth,
+with the same node score for both: the balance degree (standard deviation of
+node scores) before and after, the evictions until it was halved,
 evictions, pods moved more than once (ping-pong), workloads that had more
 than one pod unavailable at once (PDB violations), replacements that landed
 on a node overutilised when the cycle began, and time per cycle.

@@ -350,7 +350,8 @@ class Rebalancer:
     ) -> list[tuple[str, str, str | None]]:
         """Stamp both nodes and extend the workload's streak on its scaler; return the undo."""
         # (scope, name): scope is "node", or the PredictiveScaler's namespace.
-        writes = [(("node", move.source), f"{now:.0f}"), (("node", move.destination), f"{now:.0f}")]
+        moved_at = f"{now:.0f}"
+        writes = [(("node", move.source), moved_at), (("node", move.destination), moved_at)]
         owner = opted.get(move.workload)
         if owner is not None:
             earlier = Streak.decode(stamps.get((owner[0], owner[1])))
