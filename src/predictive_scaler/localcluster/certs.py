@@ -7,6 +7,11 @@ API server's RBAC bootstrap policy already knows (`system:kube-controller-manage
 gets the RBAC its upstream manifest grants (`localcluster.metrics_server`), and
 the front proxy's is what the aggregator presents when it forwards a request to
 metrics-server, which trusts it through `--requestheader-allowed-names`.
+
+KEDA's operator and metrics adapter share one identity, as upstream's share one
+ServiceAccount, and one key pair in the layout KEDA reads (`ca.crt`, `tls.crt`,
+`tls.key` in one folder): it serves the adapter's APIService and both ends of
+their mutual-TLS gRPC link, so it is a server and a client certificate at once.
 """
 
 from __future__ import annotations
@@ -39,10 +44,16 @@ CONTROLLER_MANAGER = Identity("kube-controller-manager", "system:kube-controller
 SCHEDULER = Identity("kube-scheduler", "system:kube-scheduler")
 METRICS_SERVER = Identity("metrics-server", "system:metrics-server")
 FRONT_PROXY = Identity("front-proxy-client", "front-proxy-client")
-IDENTITIES = (ADMIN, CONTROLLER_MANAGER, SCHEDULER, METRICS_SERVER, FRONT_PROXY)
+KEDA = Identity("keda", "system:keda")
+IDENTITIES = (ADMIN, CONTROLLER_MANAGER, SCHEDULER, METRICS_SERVER, FRONT_PROXY, KEDA)
 # The name the aggregator checks metrics-server's certificate against: it always
 # dials an APIService's Service as <name>.<namespace>.svc.
 METRICS_SERVER_SERVICE = ("metrics-server", "kube-system")
+KEDA_NAMESPACE = "keda"
+# Upstream's Service names: the aggregator dials the adapter's, and the adapter
+# checks the operator's gRPC certificate against the operator's.
+KEDA_ADAPTER_SERVICE = ("keda-metrics-apiserver", KEDA_NAMESPACE)
+KEDA_OPERATOR_SERVICE = ("keda-operator", KEDA_NAMESPACE)
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,19 @@ class Pki:
     @property
     def metrics_server_key(self) -> Path:
         return self.directory / "metrics-server-serving.key"
+
+    @property
+    def keda_certs(self) -> Path:
+        """KEDA's `--cert-dir`: ca.crt, tls.crt and tls.key."""
+        return self.directory / "keda"
+
+    @property
+    def keda_cert(self) -> Path:
+        return self.keda_certs / "tls.crt"
+
+    @property
+    def keda_key(self) -> Path:
+        return self.keda_certs / "tls.key"
 
     @property
     def service_account_key(self) -> Path:
@@ -153,13 +177,16 @@ def write_pki(directory: Path) -> Pki:
     _write_cert(pki.ca_cert, ca_cert)
 
     def leaf(
-        subject: x509.Name, usage: x509.ObjectIdentifier, sans: list[x509.GeneralName]
+        subject: x509.Name,
+        usage: x509.ObjectIdentifier | list[x509.ObjectIdentifier],
+        sans: list[x509.GeneralName],
     ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
         key = _new_key()
+        usages = usage if isinstance(usage, list) else [usage]
         builder = (
             _builder(subject, ca_name, key.public_key())
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
         )
         if sans:
             builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
@@ -191,6 +218,23 @@ def write_pki(directory: Path) -> Pki:
     )
     _write_key(pki.metrics_server_key, metrics_key)
     _write_cert(pki.metrics_server_cert, metrics_cert)
+
+    keda_key, keda_cert = leaf(
+        x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "keda")]),
+        [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH],
+        [
+            *(
+                x509.DNSName(f"{name}.{ns}.svc")
+                for name, ns in (KEDA_ADAPTER_SERVICE, KEDA_OPERATOR_SERVICE)
+            ),
+            x509.DNSName("localhost"),
+            x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+        ],
+    )
+    pki.keda_certs.mkdir(exist_ok=True)
+    _write_cert(pki.keda_certs / "ca.crt", ca_cert)
+    _write_key(pki.keda_key, keda_key)
+    _write_cert(pki.keda_cert, keda_cert)
 
     for identity in IDENTITIES:
         attributes = [x509.NameAttribute(NameOID.COMMON_NAME, identity.user)]

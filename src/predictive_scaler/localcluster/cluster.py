@@ -1,8 +1,9 @@
 """`up`, `down` and `status` of the local control plane.
 
 `up` starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok,
-Prometheus and metrics-server on free loopback ports, in that order, waiting for each to be
-healthy before the next needs it. Every started process is written to the run
+Prometheus, metrics-server and KEDA (operator, then metrics adapter) on free
+loopback ports, in that order, waiting for each to be healthy before the next
+needs it. Every started process is written to the run
 state at once, so `down` can stop exactly those, even after an `up` that failed
 half-way. A lock beside the run directory keeps two `up`s from racing, and an
 `up` that finds a live cluster reuses it instead of starting a second one.
@@ -20,11 +21,12 @@ from pathlib import Path
 
 from kubernetes import client
 
-from predictive_scaler.localcluster import configs, metrics_server, processes
+from predictive_scaler.localcluster import configs, keda, metrics_server, processes
 from predictive_scaler.localcluster.build import binaries, build_all
 from predictive_scaler.localcluster.certs import (
     ADMIN,
     CONTROLLER_MANAGER,
+    KEDA,
     METRICS_SERVER,
     SCHEDULER,
     kubeconfig,
@@ -94,6 +96,15 @@ def _start(config: ClusterConfig, bins: Binaries) -> LocalCluster:
             if component.name == "metrics-server":
                 with cluster.api() as api:
                     metrics_server.register(api, layout.pki, ports.metrics_server)
+            if component.name == "keda-operator":
+                with cluster.api() as api:
+                    keda.register(
+                        api,
+                        bins.keda_release_files(),
+                        layout.pki,
+                        ports.keda_adapter,
+                        timeout=config.timeout_seconds,
+                    )
             state = state.with_process(_launch(component, config, layout, ports, bins))
             write_state(layout, state)
             process = next(p for p in state.processes if p.name == component.name)
@@ -130,6 +141,7 @@ def _write_files(config: ClusterConfig, layout: Layout, ports: Ports, bins: Bina
         "kube-controller-manager": CONTROLLER_MANAGER,
         "kube-scheduler": SCHEDULER,
         "metrics-server": METRICS_SERVER,
+        "keda": KEDA,
     }
     for component, identity in identities.items():
         path = layout.admin_kubeconfig if component == "admin" else layout.kubeconfig_for(component)
@@ -154,9 +166,7 @@ def _launch(
 
 
 def _start_process(name: str, command: Sequence[str], layout: Layout) -> StartedProcess:
-    env = dict(os.environ)
-    if name == "kwok":
-        env["HOME"] = str(layout.kwok_home)
+    env = {**os.environ, **COMPONENTS_BY_NAME[name].environment(layout)}
     return processes.start(name, command, layout.log(name), env=env)
 
 

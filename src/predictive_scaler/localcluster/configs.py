@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from predictive_scaler.localcluster.certs import (
     FRONT_PROXY,
+    KEDA_NAMESPACE,
     SERVICE_CLUSTER_IP_RANGE,
     Pki,
 )
@@ -46,6 +47,12 @@ class Ports(BaseModel):
     # 0 in the state of a cluster started before metrics-server was one of its
     # components: still read, so `down` stops its processes.
     metrics_server: int = 0
+    # 0 likewise in the state of a cluster from before KEDA.
+    keda_operator_health: int = 0
+    keda_operator_metrics: int = 0
+    keda_operator_grpc: int = 0
+    keda_adapter: int = 0
+    keda_adapter_metrics: int = 0
 
     @property
     def apiserver_url(self) -> str:
@@ -275,6 +282,57 @@ def metrics_server_command(binaries: Binaries, layout: Layout, ports: Ports) -> 
         "--kubelet-request-timeout=5s",
         "--profiling=false",
         "--v=1",
+    ]
+
+
+def keda_environment(layout: Layout) -> dict[str, str]:
+    """What KEDA reads from its pod: its namespace, where its objects live, and what it watches.
+
+    `KUBECONFIG` is how controller-runtime finds the cluster outside a pod.
+    """
+    return {
+        "KUBECONFIG": str(layout.kubeconfig_for("keda")),
+        "POD_NAMESPACE": KEDA_NAMESPACE,
+        "KEDA_CLUSTER_OBJECT_NAMESPACE": KEDA_NAMESPACE,
+        "WATCH_NAMESPACE": "",
+    }
+
+
+_KEDA_LOGGING = ("--zap-log-level=info", "--zap-encoder=console", "--zap-time-encoding=rfc3339")
+
+
+def keda_operator_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
+    return [
+        str(binaries.keda_operator),
+        f"--metrics-bind-address=127.0.0.1:{ports.keda_operator_metrics}",
+        f"--health-probe-bind-address=127.0.0.1:{ports.keda_operator_health}",
+        # The gRPC metrics service the adapter asks, mutual TLS from --cert-dir.
+        f"--metrics-service-bind-address=127.0.0.1:{ports.keda_operator_grpc}",
+        f"--cert-dir={layout.pki.keda_certs}",
+        # The cluster's CA made the certificates; KEDA must not replace them.
+        "--enable-cert-rotation=false",
+        "--leader-elect=false",
+        *_KEDA_LOGGING,
+    ]
+
+
+def keda_adapter_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
+    kubeconfig = layout.kubeconfig_for("keda")
+    return [
+        str(binaries.keda_adapter),
+        f"--lister-kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={ports.keda_adapter}",
+        f"--tls-cert-file={layout.pki.keda_cert}",
+        f"--tls-private-key-file={layout.pki.keda_key}",
+        # Its gRPC client certificate and the CA it checks the operator's against.
+        f"--cert-dir={layout.pki.keda_certs}",
+        f"--metrics-service-address=127.0.0.1:{ports.keda_operator_grpc}",
+        # Its own /metrics; KEDA binds it on every interface, no flag narrows it.
+        f"--port={ports.keda_adapter_metrics}",
+        *_KEDA_LOGGING,
     ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ssl
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from predictive_scaler.localcluster import configs
 from predictive_scaler.localcluster.certs import ADMIN
@@ -34,11 +34,17 @@ def _self_signed_tls() -> ssl.SSLContext:
     return context
 
 
+def _no_environment(layout: Layout) -> dict[str, str]:
+    return {}
+
+
 @dataclass(frozen=True)
 class Component:
     name: str
     command: Callable[[Binaries, Layout, Ports], list[str]]
     healthy: Callable[[Layout, Ports], bool]
+    # Variables set on top of the caller's environment.
+    environment: Callable[[Layout], dict[str, str]] = field(default=_no_environment)
 
 
 COMPONENTS = (
@@ -71,6 +77,9 @@ COMPONENTS = (
         "kwok",
         configs.kwok_command,
         lambda layout, ports: _get(f"{ports.kwok_url}/healthz") == "ok",
+        # kwok also reads ~/.kwok/kwok.yaml when it exists; a private HOME keeps
+        # a user's own kwok set-up out of the test cluster.
+        lambda layout: {"HOME": str(layout.kwok_home)},
     ),
     Component(
         "prometheus",
@@ -83,6 +92,20 @@ COMPONENTS = (
         # Live, not ready: ready needs two reads of every node (twice the
         # resolution), which `kubectl top` and the HPA wait for on their own.
         lambda layout, ports: _get(f"{ports.metrics_server_url}/livez", _admin_tls(layout)) == "ok",
+    ),
+    Component(
+        "keda-operator",
+        configs.keda_operator_command,
+        lambda layout, ports: _get(f"http://127.0.0.1:{ports.keda_operator_health}/readyz") == "ok",
+        configs.keda_environment,
+    ),
+    Component(
+        "keda-adapter",
+        configs.keda_adapter_command,
+        lambda layout, ports: (
+            _get(f"https://127.0.0.1:{ports.keda_adapter}/livez", _admin_tls(layout)) == "ok"
+        ),
+        configs.keda_environment,
     ),
 )
 COMPONENTS_BY_NAME = {c.name: c for c in COMPONENTS}

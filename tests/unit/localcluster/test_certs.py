@@ -10,6 +10,7 @@ from predictive_scaler.localcluster.certs import (
     ADMIN,
     CONTROLLER_MANAGER,
     FRONT_PROXY,
+    KEDA,
     METRICS_SERVER,
     SCHEDULER,
     kubeconfig,
@@ -39,6 +40,31 @@ def test_metrics_server_serves_as_the_service_name_the_aggregator_checks(tmp_pat
     usage = serving.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
     assert x509.oid.ExtendedKeyUsageOID.SERVER_AUTH in usage
     assert pki.metrics_server_key.stat().st_mode & 0o077 == 0
+
+
+def test_keda_has_one_pair_that_serves_its_apiservice_and_both_ends_of_its_grpc(
+    tmp_path: Path,
+) -> None:
+    pki = write_pki(tmp_path)
+    # KEDA reads its --cert-dir as upstream's Secret mounts it.
+    assert {p.name for p in pki.keda_certs.iterdir()} == {"ca.crt", "tls.crt", "tls.key"}
+    assert (pki.keda_certs / "ca.crt").read_bytes() == pki.ca_cert.read_bytes()
+    cert = _load(pki.keda_cert)
+    cert.verify_directly_issued_by(_load(pki.ca_cert))
+    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert {
+        "keda-metrics-apiserver.keda.svc",
+        "keda-operator.keda.svc",
+    } <= set(names.get_values_for_type(x509.DNSName))
+    assert ipaddress.ip_address("127.0.0.1") in names.get_values_for_type(x509.IPAddress)
+    usage = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert {
+        x509.oid.ExtendedKeyUsageOID.SERVER_AUTH,
+        x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH,
+    } <= set(usage)
+    assert pki.keda_key.stat().st_mode & 0o077 == 0
+    client = _load(pki.client_cert(KEDA))
+    assert client.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "system:keda"
 
 
 def test_front_proxy_and_metrics_server_have_client_certificates(tmp_path: Path) -> None:

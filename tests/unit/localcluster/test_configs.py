@@ -19,6 +19,11 @@ PORTS = Ports(
     kwok=10247,
     prometheus=9090,
     metrics_server=4443,
+    keda_operator_health=8081,
+    keda_operator_metrics=8080,
+    keda_operator_grpc=9666,
+    keda_adapter=6444,
+    keda_adapter_metrics=8082,
 )
 
 
@@ -36,6 +41,10 @@ def test_every_component_listens_on_loopback_only(tmp_path: Path) -> None:
         configs.kwok_command(binaries, layout, PORTS),
         configs.prometheus_command(binaries, layout, PORTS),
         configs.metrics_server_command(binaries, layout, PORTS),
+        configs.keda_operator_command(binaries, layout, PORTS),
+        # Its own /metrics (--port) takes no address: KEDA binds it on every
+        # interface, the one listener of the cluster that is not loopback only.
+        configs.keda_adapter_command(binaries, layout, PORTS),
     ]
     # Any IPv4 address that is not a CIDR range (service and pod ranges are not bound).
     addresses = re.compile(r"(\d+\.\d+\.\d+\.\d+)(?![\d/])")
@@ -113,3 +122,20 @@ def test_env_file_exports_quoted_values_and_prepends_binaries_to_path() -> None:
     text = configs.env_file_text({"KUBECONFIG": "/a b/kubeconfig"}, [Path("/bin dir")])
     assert "export KUBECONFIG='/a b/kubeconfig'" in text
     assert "export PATH='/bin dir':\"$PATH\"" in text
+
+
+def test_keda_talks_to_itself_over_loopback_with_the_clusters_certificates(
+    tmp_path: Path,
+) -> None:
+    layout, binaries = Layout(tmp_path), _binaries(tmp_path)
+    operator = configs.keda_operator_command(binaries, layout, PORTS)
+    adapter = configs.keda_adapter_command(binaries, layout, PORTS)
+    assert "--metrics-service-bind-address=127.0.0.1:9666" in operator
+    assert "--metrics-service-address=127.0.0.1:9666" in adapter
+    for flags in (operator, adapter):
+        assert f"--cert-dir={layout.pki.keda_certs}" in flags
+    assert "--enable-cert-rotation=false" in operator
+    assert f"--tls-cert-file={layout.pki.keda_cert}" in adapter
+    environment = configs.keda_environment(layout)
+    assert environment["KUBECONFIG"] == str(layout.kubeconfig_for("keda"))
+    assert environment["KEDA_CLUSTER_OBJECT_NAMESPACE"] == environment["POD_NAMESPACE"] == "keda"
