@@ -12,7 +12,7 @@ CODE := src tests benchmarks
 
 help:
 	@echo "make demo   - the operator on the local cluster, replaying a day of the bundled NASA"
-	@echo "              trace, against the real HPA controller and the replayed one (builds the"
+	@echo "              trace, against the real HPA controller, KEDA and the replayed HPA (builds the"
 	@echo "              cluster's binaries once)"
 	@echo "make test   - lint, type-check, check layers, build the local cluster's binaries and"
 	@echo "              the operator image when missing, and run every test (unit, integration, e2e)"

@@ -115,9 +115,10 @@ def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
     assert re.search(r"^\[1[0-2]:\d\d\] load", text, re.MULTILINE), text
     assert "reactive HPA (replayed)" in text
     assert "HPA controller (measured)" in text
+    assert "KEDA, Prometheus (measured)" in text
 
     summary = json.loads((output / "summary.json").read_text())
-    for side in ("operator", "baseline", "hpa"):
+    for side in ("operator", "baseline", "hpa", "keda"):
         figures = summary[side]
         assert all(math.isfinite(float(v)) for v in figures.values()), figures
         assert figures["replica_minutes"] > 0
@@ -129,6 +130,9 @@ def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
     initial = scenario.initial_replicas(scenario.load())
     assert summary["hpa"]["scaling_actions"] > 0
     assert summary["hpa_peak_replicas"] > initial
+    # And KEDA its own, through its Prometheus scaler and external.metrics.k8s.io.
+    assert summary["keda"]["scaling_actions"] > 0
+    assert summary["keda_peak_replicas"] > initial
     assert (output / "demo.png").read_bytes()[:8] == PNG_SIGNATURE
 
     assert not pid_alive(operator_pid(text))

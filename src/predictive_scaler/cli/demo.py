@@ -20,12 +20,14 @@ from predictive_scaler.localcluster.build import BuildError
 
 HELP = """\
 Brings up the local control plane (building what is missing, once), applies
-the CRD, a Deployment and a PredictiveScaler, starts the operator, and replays
-one day of the bundled NASA HTTP trace as the Deployment's CPU load, 15 trace
-minutes every 2 s. A live view shows load, forecast, replicas and the next
-action; the summary compares the operator with the reactive HPA algorithm
-replayed on the same load, and a PNG shows both. Everything it created is
-removed at the end, also on Ctrl-C.
+the CRD, three identical Deployments and a PredictiveScaler, starts the
+operator, and replays one day of the bundled NASA HTTP trace as each
+Deployment's CPU load, 15 trace minutes every 2 s. The other two are scaled by
+the real HPA controller (reading metrics-server) and by KEDA (its Prometheus
+scaler). A live view shows load, forecast, replicas and the next action; the
+summary compares the operator with both, measured in the cluster, and with the
+reactive HPA algorithm replayed on the same load, and a PNG shows all four.
+Everything it created is removed at the end, also on Ctrl-C.
 """
 
 

@@ -26,6 +26,7 @@ def plot_demo(
     *,
     ticks: Sequence[Tick],
     hpa_ticks: Sequence[Tick],
+    keda_ticks: Sequence[Tick],
     forecasts: Sequence[ForecastSample],
     reactive: ReplayResult,
     summary: DemoSummary,
@@ -42,6 +43,7 @@ def plot_demo(
 
     tick_hours = hours(np.array([t.seconds for t in ticks]))
     hpa_hours = hours(np.array([t.seconds for t in hpa_ticks]))
+    keda_hours = hours(np.array([t.seconds for t in keda_ticks]))
     step_hours = scenario.start_hour + np.arange(reactive.replicas.size) * (
         scenario.step_minutes / 60.0
     )
@@ -77,6 +79,13 @@ def plot_demo(
         label="HPA controller (measured): serving capacity",
     )
     top.step(
+        keda_hours,
+        [t.running * capacity for t in keda_ticks],
+        where="post",
+        color="tab:green",
+        label="KEDA, Prometheus scaler (measured): serving capacity",
+    )
+    top.step(
         step_hours,
         reactive.ready * capacity,
         where="post",
@@ -101,6 +110,13 @@ def plot_demo(
         label="HPA controller",
     )
     bottom.step(
+        keda_hours,
+        [t.replicas for t in keda_ticks],
+        where="post",
+        color="tab:green",
+        label="KEDA",
+    )
+    bottom.step(
         step_hours,
         reactive.replicas,
         where="post",
@@ -110,15 +126,19 @@ def plot_demo(
     )
     bottom.set_ylabel("replicas")
     bottom.set_xlabel("hour of the day (trace time; the warm-up is the evening before)")
-    ours, real, replayed = summary.operator, summary.hpa, summary.baseline
+    scored = (
+        ("predictive", summary.operator),
+        ("HPA controller", summary.hpa),
+        ("KEDA", summary.keda),
+        ("replayed", summary.baseline),
+    )
     bottom.legend(
         loc="upper left",
         fontsize="small",
-        title=(
-            "overload min / replica-min: predictive "
-            f"{ours.overload_minutes:.0f} / {ours.replica_minutes:,.0f}; HPA controller "
-            f"{real.overload_minutes:.0f} / {real.replica_minutes:,.0f}; replayed "
-            f"{replayed.overload_minutes:.0f} / {replayed.replica_minutes:,.0f}"
+        title="overload min / replica-min: "
+        + "; ".join(
+            f"{name} {outcome.overload_minutes:.0f} / {outcome.replica_minutes:,.0f}"
+            for name, outcome in scored
         ),
         title_fontsize="small",
     )

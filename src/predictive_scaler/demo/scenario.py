@@ -9,8 +9,10 @@ Prometheus's past, compressed alike, ending where the live replay begins
 (:mod:`predictive_scaler.demo.history`). The live replay begins with a
 warm-up from the hours before, which is not scored. The same load drives a
 second, identical Deployment scaled by a real autoscaling/v2 HPA (the
-controller in kube-controller-manager, reading metrics-server), and feeds the
-reactive baseline's replay, so all three face the same load.
+controller in kube-controller-manager, reading metrics-server), a third scaled
+by KEDA (a ScaledObject with its Prometheus scaler, reading the same CPU query
+the operator reads), and feeds the reactive baseline's replay, so all four face
+the same load.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.localcluster import deployment_manifest
-from predictive_scaler.operator.resource import GROUP, KIND, VERSION
+from predictive_scaler.operator.prometheus import resource_query
+from predictive_scaler.operator.resource import GROUP, KIND, VERSION, MetricSource, ScaleTargetRef
 from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, PREDICTIVE_BEHAVIOR, Behavior
 from predictive_scaler.simulation import ReplayConfig
 from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_trace
@@ -31,6 +34,9 @@ from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_tr
 NAMESPACE = "predictive-scaler-demo"
 WORKLOAD = "web"
 HPA_WORKLOAD = "web-hpa"  # the same Deployment, scaled by the real HPA
+KEDA_WORKLOAD = "web-keda"  # and again, scaled by KEDA
+# KEDA's defaults, in real seconds, compressed like the behaviors.
+KEDA_POLLING_SECONDS = 30
 MINUTES_PER_DAY = 1440
 TRACE_DAY = 2  # the bundled slice is 1-3 July 1995; the 3rd is a Monday
 TRACE_LABEL = "NASA HTTP, Monday 3 July 1995"
@@ -157,15 +163,18 @@ class Scenario:
         window kept is never shorter), a period to at least 1 s (the API's floor).
         """
 
-        def scaled(seconds: int, floor: int) -> int:
-            return max(floor, math.ceil(seconds / self.compression))
-
         body: dict[str, Any] = behavior.model_dump(by_alias=True, mode="json")
         for rules in body.values():
-            rules["stabilizationWindowSeconds"] = scaled(rules["stabilizationWindowSeconds"], 0)
+            rules["stabilizationWindowSeconds"] = self.compressed_seconds(
+                rules["stabilizationWindowSeconds"], 0
+            )
             for policy in rules["policies"]:
-                policy["periodSeconds"] = scaled(policy["periodSeconds"], 1)
+                policy["periodSeconds"] = self.compressed_seconds(policy["periodSeconds"], 1)
         return body
+
+    def compressed_seconds(self, seconds: int, floor: int) -> int:
+        """Real seconds in replayed ones, rounded up, at least ``floor``."""
+        return max(floor, math.ceil(seconds / self.compression))
 
     def deployment(self, load: FloatArray, name: str = WORKLOAD) -> dict[str, Any]:
         return deployment_manifest(
@@ -246,5 +255,51 @@ class Scenario:
                     }
                 ],
                 "behavior": self.compressed(DEFAULT_BEHAVIOR),
+            },
+        }
+
+    def scaled_object(self, prometheus_url: str, scrape_interval_seconds: float) -> dict[str, Any]:
+        """KEDA as its documentation has it for CPU from Prometheus, at the same 70 %.
+
+        The trigger's query is the operator's own for `resource: cpu`, over the
+        rate window the operator reads its recent load with (two steps, at
+        least four scrapes); AverageValue is the Prometheus scaler's default,
+        so KEDA's HPA asks for sum / threshold replicas, the HPA's rule at a
+        70 % utilisation of one replica's request. Polling and the behavior of
+        the HPA KEDA makes are KEDA's and the HPA's defaults, compressed.
+        """
+        window = max(2 * self.seconds_per_step, 4 * scrape_interval_seconds)
+        query = resource_query(
+            MetricSource(
+                resource="cpu", capacity_per_replica=f"{round(self.capacity_cores * 1000)}m"
+            ),
+            NAMESPACE,
+            ScaleTargetRef(api_version="apps/v1", kind="Deployment", name=KEDA_WORKLOAD),
+            window,
+        )
+        return {
+            "apiVersion": "keda.sh/v1alpha1",
+            "kind": "ScaledObject",
+            "metadata": {"name": KEDA_WORKLOAD},
+            "spec": {
+                "scaleTargetRef": {"name": KEDA_WORKLOAD},
+                "minReplicaCount": self.min_replicas,
+                "maxReplicaCount": self.max_replicas,
+                "pollingInterval": self.compressed_seconds(KEDA_POLLING_SECONDS, 1),
+                "advanced": {
+                    "horizontalPodAutoscalerConfig": {
+                        "behavior": self.compressed(DEFAULT_BEHAVIOR),
+                    }
+                },
+                "triggers": [
+                    {
+                        "type": "prometheus",
+                        "metadata": {
+                            "serverAddress": prometheus_url,
+                            "query": query,
+                            "threshold": f"{self.target_utilisation * self.capacity_cores:g}",
+                        },
+                    }
+                ],
             },
         }

@@ -25,11 +25,13 @@ from kubernetes.client.exceptions import ApiException
 
 import predictive_scaler.localcluster as local
 from predictive_scaler.demo.history import loaded_query, past_cpu, samples_until
-from predictive_scaler.demo.load import LoadDriver
+from predictive_scaler.demo.load import LoadDriver, Tick
+from predictive_scaler.demo.peers import apply_hpa, apply_scaled_object
 from predictive_scaler.demo.plot import ForecastSample, can_plot, plot_demo
 from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.demo.scenario import (
     HPA_WORKLOAD,
+    KEDA_WORKLOAD,
     NAMESPACE,
     TRACE_LABEL,
     WORKLOAD,
@@ -44,6 +46,7 @@ from predictive_scaler.localcluster.waiting import wait_until
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 
 SCRAPE_TARGET = "predictive-scaler-demo"
+PEER_WORKLOADS = (HPA_WORKLOAD, KEDA_WORKLOAD)
 REFRESH_SECONDS = 1.0
 FINALIZE_SECONDS = 30.0
 # Of the warm-up, what the scaler needs at least once it exists: a sync period
@@ -124,26 +127,26 @@ class Demo:
             self._fresh_namespace(core)
             cleanup.callback(self._delete_namespace, core)
             operator = self._start_operator(cluster, cleanup)
-            for name in (WORKLOAD, HPA_WORKLOAD):
+            for name in (WORKLOAD, *PEER_WORKLOADS):
                 self._apply_deployment(core, apps, name)
+            self.say(f"applied {apply_hpa(api, self.scenario)}")
             self.say(
-                f"applying HorizontalPodAutoscaler/{HPA_WORKLOAD}: the real HPA controller, "
-                "CPU at the same target, reading metrics-server"
+                "applied "
+                + apply_scaled_object(
+                    api, self.scenario, cluster.prometheus_url, cluster.scrape_interval_seconds
+                )
             )
-            client.AutoscalingV2Api(api).create_namespaced_horizontal_pod_autoscaler(
-                NAMESPACE,
-                self.scenario.hpa(),  # type: ignore[arg-type]
-            )
-            driver, hpa_driver = (
+            driver, *peer_drivers = (
                 LoadDriver(
                     core, apps, NAMESPACE, name, lambda s: self.scenario.load_at(self.load, s)
                 )
-                for name in (WORKLOAD, HPA_WORKLOAD)
+                for name in (WORKLOAD, *PEER_WORKLOADS)
             )
             self._start_replay(driver, cleanup)
-            # Started second: the scored window begins at the first driver's start.
-            hpa_driver.start()
-            cleanup.callback(hpa_driver.stop)
+            # Started after: the scored window begins at the first driver's start.
+            for peer_driver in peer_drivers:
+                peer_driver.start()
+                cleanup.callback(peer_driver.stop)
             self._backfill(cluster, driver)
             # Only now: the operator reads its long history once, then only new samples,
             # so a scaler created before the blocks were loaded would never see them.
@@ -153,8 +156,10 @@ class Demo:
             )
             cleanup.callback(self._delete_scaler, custom, operator)
             forecasts, status = self._replay(driver, custom, operator)
-            hpa_driver.stop()
-            return self._finish(driver, hpa_driver, forecasts, status)
+            for peer_driver in peer_drivers:
+                peer_driver.stop()
+            hpa_driver, keda_driver = peer_drivers
+            return self._finish(driver, hpa_driver, keda_driver, forecasts, status)
 
     def _apply_deployment(self, core: client.CoreV1Api, apps: client.AppsV1Api, name: str) -> None:
         self.say(f"applying Deployment/{name}")
@@ -381,19 +386,25 @@ class Demo:
         self,
         driver: LoadDriver,
         hpa_driver: LoadDriver,
+        keda_driver: LoadDriver,
         forecasts: list[ForecastSample],
         status: dict[str, Any],
     ) -> DemoResult:
         ticks = list(driver.ticks)
-        # On the first driver's clock, so both are scored over the same window.
-        offset = hpa_driver.started_at - driver.started_at
-        hpa_ticks = [dataclasses.replace(t, seconds=t.seconds + offset) for t in hpa_driver.ticks]
+
+        def on_first_clock(peer: LoadDriver) -> list[Tick]:
+            """The peer's ticks on the first driver's clock: all are scored over one window."""
+            offset = peer.started_at - driver.started_at
+            return [dataclasses.replace(t, seconds=t.seconds + offset) for t in peer.ticks]
+
+        hpa_ticks, keda_ticks = on_first_clock(hpa_driver), on_first_clock(keda_driver)
         seasons = (status.get("forecast") or {}).get("seasons")
         if seasons:
             self.say(f"the scaler's seasons at the end: {seasons.get('summary')}")
         summary = summarise(
             ticks,
             hpa_ticks,
+            keda_ticks,
             self.load,
             self.scenario,
             metric_resolution_seconds=float(METRICS_SERVER_RESOLUTION.removesuffix("s")),
@@ -413,6 +424,7 @@ class Demo:
                 self.scenario,
                 ticks=ticks,
                 hpa_ticks=hpa_ticks,
+                keda_ticks=keda_ticks,
                 forecasts=forecasts,
                 reactive=baseline(self.load, self.scenario),
                 summary=summary,

@@ -1,10 +1,10 @@
-"""The demo's figures: the operator and the real HPA as measured, and the HPA replayed.
+"""The demo's figures: the operator, the real HPA and KEDA as measured, and the HPA replayed.
 
 All use the replay model's definitions (design.md §5), in trace minutes: a
 moment is overloaded when the load exceeds what the Running replicas serve at
 100 %, and replica-minutes count every replica the Deployment asked for,
-starting ones included. The operator and the real HPA controller are judged
-tick by tick on what really happened in the cluster, each on its own
+starting ones included. The operator, the real HPA controller and KEDA are
+judged tick by tick on what really happened in the cluster, each on its own
 Deployment under the same load; the baseline, the same HPA algorithm and
 behavior, is replayed on the per-step load as every backtest replays it, so
 the gap between the two HPAs is what the replay model leaves out.
@@ -38,6 +38,8 @@ class DemoSummary:
     # metric can be, in trace minutes; the replayed HPA sees each step at once.
     metric_resolution_seconds: float
     hpa_metric_age_minutes: float
+    keda: Outcome  # KEDA's Prometheus scaler, measured in the cluster
+    keda_peak_replicas: int
 
 
 def measured(ticks: Sequence[Tick], scenario: Scenario) -> Outcome:
@@ -78,6 +80,7 @@ def baseline(load: FloatArray, scenario: Scenario) -> ReplayResult:
 def summarise(
     ticks: Sequence[Tick],
     hpa_ticks: Sequence[Tick],
+    keda_ticks: Sequence[Tick],
     load: FloatArray,
     scenario: Scenario,
     *,
@@ -94,6 +97,8 @@ def summarise(
         hpa_peak_replicas=max((t.replicas for t in hpa_ticks), default=0),
         metric_resolution_seconds=metric_resolution_seconds,
         hpa_metric_age_minutes=metric_resolution_seconds * scenario.compression / 60,
+        keda=measured(keda_ticks, scenario),
+        keda_peak_replicas=max((t.replicas for t in keda_ticks), default=0),
     )
 
 
@@ -105,6 +110,7 @@ def table(summary: DemoSummary) -> list[str]:
     rows = [
         ("predictive-scaler (measured)", summary.operator, summary.operator_peak_replicas),
         ("HPA controller (measured)", summary.hpa, summary.hpa_peak_replicas),
+        ("KEDA, Prometheus (measured)", summary.keda, summary.keda_peak_replicas),
         ("reactive HPA (replayed)", summary.baseline, summary.baseline_peak_replicas),
     ]
     lines = [
@@ -125,6 +131,7 @@ def table(summary: DemoSummary) -> list[str]:
         f"{summary.hpa_metric_age_minutes:.0f} trace minutes old here (it reads",
         f"every {summary.metric_resolution_seconds:g} s at the fastest, and the replay "
         "compresses time); the replayed HPA",
-        "sees each step's load at once, as in every backtest.",
+        "sees each step's load at once, as in every backtest. KEDA's HPA reads the operator's",
+        "own Prometheus query, as fresh as a scrape.",
     ]
     return lines

@@ -74,6 +74,25 @@ def test_the_manifests_are_what_the_operator_accepts() -> None:
     assert list(annotations.values()) == ["2s"]
 
 
+def test_keda_scales_on_the_operators_own_cpu_query_at_the_same_target() -> None:
+    body = SCENARIO.scaled_object("http://127.0.0.1:9090", scrape_interval_seconds=2.0)
+    spec = body["spec"]
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (2, 20)
+    (trigger,) = spec["triggers"]
+    assert trigger["type"] == "prometheus"
+    # AverageValue per replica: 70 % of one replica's request of 1 core.
+    assert float(trigger["metadata"]["threshold"]) == pytest.approx(0.7)
+    query = trigger["metadata"]["query"]
+    # Its own Deployment's pods only, over the operator's recent window: two
+    # 2 s steps, but at least four scrapes.
+    assert r'pod=~"web\\-keda-[a-z0-9]{1,10}-[a-z0-9]{5}",' in query
+    assert query.endswith("[8s]))")
+    # KEDA's 30 s polling and the HPA's 300 s scale-down window, compressed 450 x.
+    assert spec["pollingInterval"] == 1
+    behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
+    assert behavior["scaleDown"]["stabilizationWindowSeconds"] == 1
+
+
 def _ticks(rows: list[tuple[float, float, int, int]]) -> list[Tick]:
     return [Tick(seconds, load, replicas, running) for seconds, load, replicas, running in rows]
 
@@ -119,7 +138,8 @@ def test_the_summary_compares_with_the_hpa_replayed_on_the_same_load() -> None:
             for r in [int(reactive.replicas[_step_before(s, reactive.replicas.size)])]
         ]
     )
-    summary = summarise(ticks, hpa_ticks, load, SCENARIO, metric_resolution_seconds=10.0)
+    # KEDA's Deployment held the night's replicas all day, as the operator's did.
+    summary = summarise(ticks, hpa_ticks, ticks, load, SCENARIO, metric_resolution_seconds=10.0)
     assert summary.baseline == reactive.outcome
     assert summary.baseline.replica_minutes > 0
     assert summary.baseline_peak_replicas > replicas  # the HPA had to scale for the peak
@@ -132,10 +152,13 @@ def test_the_summary_compares_with_the_hpa_replayed_on_the_same_load() -> None:
     assert summary.hpa.overload_minutes >= summary.baseline.overload_minutes  # a step late
     # 10 s of wall time at 15 trace minutes per 2 s.
     assert summary.hpa_metric_age_minutes == pytest.approx(75.0)
+    assert summary.keda == summary.operator
+    assert summary.keda_peak_replicas == replicas
     lines = table(summary)
-    assert [line.split("  ")[0] for line in lines[1:4]] == [
+    assert [line.split("  ")[0] for line in lines[1:5]] == [
         "predictive-scaler (measured)",
         "HPA controller (measured)",
+        "KEDA, Prometheus (measured)",
         "reactive HPA (replayed)",
     ]
     assert any("replayed HPA against the real one" in line for line in lines)
