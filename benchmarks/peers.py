@@ -14,8 +14,10 @@ per cycle) and run `--cycles` times, a rebalancer settle and a scrape apart
 cycle the benchmark also waits until the replacements run and both metric
 paths read every node as its pods add up to. Scored on that ground truth,
 with the same node score for both: the balance degree (standard deviation of
-node scores) before and after, the evictions until it was halved,
-evictions, pods moved more than once (ping-pong), workloads that had more
+node scores) before and after, evictions, the evictions until the degree
+was halved and until it reached the other tool's end degree (both counted
+at the end of a cycle: the same balance for fewer evictions), pods moved
+more than once (ping-pong), workloads that had more
 than one pod unavailable at once (PDB violations), replacements that landed
 on a node overutilised when the cycle began, and time per cycle.
 """
@@ -71,12 +73,20 @@ class ToolRun:
     degree_before: float = 0.0
     degree_after: float = 0.0
     evictions: int = 0
-    # Evictions up to the end of the first cycle that left half the degree or less.
-    evictions_to_half: int | None = None
+    # After each cycle: the evictions so far and the degree it left.
+    trajectory: list[tuple[int, float]] = field(default_factory=list)
     ping_pong: int = 0
     pdb_violations: int = 0
     landed_hot: int = 0
     cycle_seconds: list[float] = field(default_factory=list)
+
+    def evictions_to_reach(self, degree: float) -> int | None:
+        """Evictions up to the end of the first cycle that left ``degree`` or less."""
+        return next((done for done, left in self.trajectory if left <= degree), None)
+
+    @property
+    def evictions_to_half(self) -> int | None:
+        return self.evictions_to_reach(self.degree_before / 2)
 
 
 def descheduler_policy() -> dict[str, Any]:
@@ -276,8 +286,7 @@ def run_tool(tool: str, size: int, cycles: int, folder: Path) -> ToolRun:
             result.degree_after = balance_degree(
                 scores(_loads(node_truth(core, skewed.usage), nodes), SCORING)
             )
-            if result.evictions_to_half is None and result.degree_after <= result.degree_before / 2:
-                result.evictions_to_half = result.evictions
+            result.trajectory.append((result.evictions, result.degree_after))
             print(
                 f"    {tool} cycle {number + 1}: {len(evicted)} evicted, "
                 f"degree {result.degree_after:.3f}",
@@ -290,14 +299,20 @@ def run_tool(tool: str, size: int, cycles: int, folder: Path) -> ToolRun:
     return result
 
 
-def _row(run: ToolRun) -> list[str]:
+def _evictions(count: int | None) -> str:
+    return "not reached" if count is None else str(count)
+
+
+def _row(run: ToolRun, other: ToolRun | None = None) -> list[str]:
+    """One tool's row; `other` is the other tool on the same cluster, whose end it is held to."""
     change = 1 - run.degree_after / run.degree_before if run.degree_before else 0.0
     return [
         f"{run.nodes} nodes, {run.pods} pods",
         run.tool,
         f"{run.degree_before:.3f} -> {run.degree_after:.3f} ({change:.0%} lower)",
         str(run.evictions),
-        "not reached" if run.evictions_to_half is None else str(run.evictions_to_half),
+        _evictions(run.evictions_to_half),
+        "-" if other is None else _evictions(run.evictions_to_reach(other.degree_after)),
         str(run.ping_pong),
         str(run.pdb_violations),
         str(run.landed_hot),
@@ -305,10 +320,15 @@ def _row(run: ToolRun) -> list[str]:
     ]
 
 
+def _other(run: ToolRun, runs: list[ToolRun]) -> ToolRun | None:
+    return next((o for o in runs if o.nodes == run.nodes and o.tool != run.tool), None)
+
+
 def report(runs: list[ToolRun], cycles: int) -> str:
     header = [
         "cluster", "tool", "balance degree before -> after", "evictions",
-        "evictions until the degree was halved", "ping-pong",
+        "evictions until the degree was halved",
+        "evictions until the other's end degree", "ping-pong",
         "PDB violations", "landed on hot nodes", "time per cycle (median)",
     ]  # fmt: skip
     lines = [
@@ -325,7 +345,7 @@ def report(runs: list[ToolRun], cycles: int) -> str:
         f"descheduler v0.36 LowNodeUtilization on metrics-server usage, deviation thresholds "
         f"{DEVIATION_PERCENT} %; predictive-scaler's rebalancer with its defaults on Prometheus.",
         "",
-        *table(header, [_row(run) for run in runs]),
+        *table(header, [_row(run, _other(run, runs)) for run in runs]),
         "",
     ]
     return "\n".join(lines)

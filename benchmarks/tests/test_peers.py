@@ -54,7 +54,17 @@ def test_a_row_reports_how_much_lower_the_degree_ends() -> None:
     run.cycle_seconds = [1.0, 3.0, 2.0]
     row = _row(run)
     assert row[2] == "2.000 -> 0.500 (75% lower)"
-    assert row[4] == "not reached"  # the first cycle that halved it was not recorded
-    run.evictions_to_half = 6
+    assert row[4] == "not reached"  # no cycle that halved it was recorded
+    run.trajectory = [(4, 1.5), (6, 0.9), (8, 0.5)]
     assert _row(run)[4] == "6"
     assert row[-1] == "2.00 s"
+
+
+def test_each_tool_is_held_to_the_balance_the_other_ended_with() -> None:
+    theirs = ToolRun("descheduler", 6, 48, degree_before=2.0, degree_after=0.8)
+    theirs.trajectory = [(4, 1.4), (8, 1.0), (12, 0.8)]
+    ours = ToolRun("predictive-scaler", 6, 48, degree_before=2.0, degree_after=0.4)
+    ours.trajectory = [(4, 1.2), (8, 0.7), (12, 0.4)]
+    assert _row(ours, theirs)[5] == "8"  # the descheduler's 0.8, reached after 8
+    assert _row(theirs, ours)[5] == "not reached"
+    assert _row(ours)[5] == "-"
