@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import json
 import math
 import os
 import tempfile
@@ -770,6 +771,9 @@ def measure(
     for c in observation.classes:
         if observation.counts[c.kind]:
             observation.record(c, scaler_statuses(custom, c.namespace))
+    keep_stamps(
+        observation, options.logs / f"stamps-{sum(observation.counts.values())}-mix-{mix:g}.json"
+    )
     window = {key: value - before.get(key, 0.0) for key, value in after.items()}
     samples = observation.samples[window_from - 1 :]
     elapsed = samples[-1].at - samples[0].at
@@ -806,6 +810,21 @@ def measure(
         cpu_cores=cores_used(samples),
         processes=max(s.processes for s in observation.samples),
     )
+
+
+def keep_stamps(observation: Observation, path: Path) -> None:
+    """Every evaluation stamp seen, per class and object, beside the operator's log.
+
+    The table says how many objects had a late gap; these say when, so a late
+    gap shared by many objects at one moment (a stall) can be told from one
+    object's own (its turn queued behind others).
+    """
+    stamps = {
+        kind: {name: sorted(times) for name, times in sorted(seen.items())}
+        for kind, seen in observation.seen.items()
+    }
+    path.write_text(json.dumps({"started": observation.started, "stamps": stamps}) + "\n")
+    say(f"evaluation stamps in {path}")
 
 
 def class_result(

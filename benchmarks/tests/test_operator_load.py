@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 
 from benchmarks.operator_load import (
     ClassResult,
     LoadResult,
+    Observation,
     Options,
     cheap_class,
     class_row,
@@ -16,6 +18,7 @@ from benchmarks.operator_load import (
     expensive_class,
     first_evaluations,
     gaps_and_shares,
+    keep_stamps,
     mixed_sentence,
     operator_row,
     parse_metrics,
@@ -254,3 +257,14 @@ def test_the_section_says_what_was_run(tmp_path: Path) -> None:
     assert "expensive share of 0% and 20%" in section
     assert "| 10 | cheap (8) | 30 s |" in section
     assert "### API requests per object per cycle, 10 objects" in section
+
+
+def test_the_stamps_seen_are_kept_per_class_and_object_in_order(tmp_path: Path) -> None:
+    cheap = cheap_class("auto", "60s")
+    observation = Observation((cheap,), {cheap.kind: 2}, started=1000.0)
+    observation.record(cheap, {"b": {"lastEvaluationTime": "1970-01-01T00:17:40Z"}})
+    observation.record(cheap, {"b": {"lastEvaluationTime": "1970-01-01T00:16:40Z"}, "a": {}})
+    path = tmp_path / "stamps.json"
+    keep_stamps(observation, path)
+    kept = json.loads(path.read_text())
+    assert kept == {"started": 1000.0, "stamps": {cheap.kind: {"b": [1000.0, 1060.0]}}}
