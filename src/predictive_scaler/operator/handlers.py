@@ -319,15 +319,23 @@ def _submitter(
     return submit
 
 
-async def _rest(stopped: kopf.DaemonStopped, wake: asyncio.Event, seconds: float) -> None:
-    """Until the next turn is due, the object is deleted, or a selection arrives."""
-    woken = asyncio.ensure_future(wake.wait())
-    stop = asyncio.ensure_future(stopped.wait(seconds))
-    try:
-        await asyncio.wait({woken, stop}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        woken.cancel()
-        stop.cancel()
+async def _rest(
+    stopped: kopf.DaemonStopped, wake: asyncio.Event, cadence: Cadence, period: float
+) -> None:
+    """Until the next turn is due, the object is deleted, or a new model is worth a turn."""
+    while (seconds := cadence.due - time.monotonic()) > 0:
+        woken = asyncio.ensure_future(wake.wait())
+        stop = asyncio.ensure_future(stopped.wait(seconds))
+        try:
+            await asyncio.wait({woken, stop}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            stop.cancel()
+        if stopped or not wake.is_set():
+            break
+        wake.clear()
+        if cadence.takes_wake(time.monotonic(), period):
+            return
     wake.clear()
 
 
@@ -400,7 +408,7 @@ async def evaluate(
                 cadence.last_duration = time.monotonic() - began
                 metrics.RECONCILE_SECONDS.observe(cadence.last_duration)
             cadence.finished(began, period)
-            await _rest(stopped, wake, max(0.0, cadence.due - time.monotonic()))
+            await _rest(stopped, wake, cadence, period)
     finally:
         state.runtimes.pop(uid, None)
         state.written.pop(uid, None)

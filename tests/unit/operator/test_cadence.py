@@ -70,3 +70,11 @@ def test_lateness_counts_turns_over_half_a_period_late_in_a_row() -> None:
     assert lateness.late_in_a_row == 1
     cadence.finished(95.0, PERIOD)
     assert cadence.started(cadence.due + 31.0, waited=31.0, period=PERIOD).late_in_a_row == 2
+
+
+def test_a_new_model_wakes_the_object_only_when_its_turn_is_over_half_a_period_away() -> None:
+    cadence = Cadence(due=0.0)
+    assert turn(cadence, 0.0) == 60.0
+    assert cadence.takes_wake(now=20.0, period=PERIOD)  # 40 s to wait: worth a turn now
+    assert not cadence.takes_wake(now=31.0, period=PERIOD)  # 29 s: the due turn uses it
+    assert not cadence.takes_wake(now=70.0, period=PERIOD)  # already due
