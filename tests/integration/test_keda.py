@@ -18,7 +18,7 @@ import predictive_scaler.localcluster as local
 from predictive_scaler.localcluster.keda import APISERVICE_NAME
 from predictive_scaler.localcluster.kube import running_pods, set_pod_usage
 from predictive_scaler.operator.resource import quantity
-from tests.fixtures.cluster import deployment, wait_for
+from tests.fixtures.cluster import assert_apiservice_trusted_and_available, deployment, wait_for
 
 APP = "keda-scaled"
 THRESHOLD = 0.7  # cores per replica
@@ -28,7 +28,6 @@ READY_DEADLINE = 120.0
 # From the usage to the replicas: kwok's counters, a 2 s scrape, an 8 s rate
 # window filled twice over, a 1 s HPA sync, and room for a busy machine.
 SCALE_DEADLINE = 120.0
-AVAILABLE_DEADLINE = 60.0
 
 
 def _scaled_object(namespace: str, prometheus_url: str) -> dict[str, Any]:
@@ -62,18 +61,7 @@ def _scaled_object(namespace: str, prometheus_url: str) -> dict[str, Any]:
 def test_external_metrics_api_is_registered_with_the_cluster_ca_and_available(
     kube_api: client.ApiClient,
 ) -> None:
-    registration = client.ApiregistrationV1Api(kube_api)
-
-    def available() -> bool:
-        status = registration.read_api_service(APISERVICE_NAME).status
-        conditions = (status.conditions if status else None) or []
-        return any(c.type == "Available" and c.status == "True" for c in conditions)
-
-    wait_for(available, timeout=AVAILABLE_DEADLINE, what=f"{APISERVICE_NAME} Available")
-    spec = registration.read_api_service(APISERVICE_NAME).spec
-    assert spec is not None
-    assert spec.ca_bundle, "the aggregator verifies KEDA's adapter against the cluster's CA"
-    assert not spec.insecure_skip_tls_verify
+    assert_apiservice_trusted_and_available(kube_api, APISERVICE_NAME)
 
 
 def test_a_scaled_object_scales_its_deployment_from_a_prometheus_query(

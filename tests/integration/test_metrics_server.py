@@ -19,16 +19,18 @@ from predictive_scaler.localcluster.configs import METRICS_SERVER_RESOLUTION
 from predictive_scaler.localcluster.kube import NodeShape, running_pods, set_pod_usage
 from predictive_scaler.localcluster.metrics_server import APISERVICE_NAME
 from predictive_scaler.operator.resource import quantity
-from tests.fixtures.cluster import KwokNodes, deployment, wait_for
+from tests.fixtures.cluster import (
+    KwokNodes,
+    assert_apiservice_trusted_and_available,
+    deployment,
+    wait_for,
+)
 
 APP = "topped"
 RESOLUTION_SECONDS = float(METRICS_SERVER_RESOLUTION.removesuffix("s"))
 # A new rate needs two reads after the usage changes; the API's cache and
 # kubectl add little. Six resolutions leave room for a busy machine.
 TOP_DEADLINE = 6 * RESOLUTION_SECONDS
-# The APIService turns Available once metrics-server answers its discovery,
-# which it does as soon as it is live (at the end of `up`).
-AVAILABLE_DEADLINE = 60.0
 
 
 def _top(cluster: local.LocalCluster, *arguments: str) -> list[list[str]]:
@@ -52,18 +54,7 @@ def _close(printed: str, expected: float) -> bool:
 def test_metrics_api_is_registered_with_the_cluster_ca_and_available(
     kube_api: client.ApiClient,
 ) -> None:
-    registration = client.ApiregistrationV1Api(kube_api)
-
-    def available() -> bool:
-        status = registration.read_api_service(APISERVICE_NAME).status
-        conditions = (status.conditions if status else None) or []
-        return any(c.type == "Available" and c.status == "True" for c in conditions)
-
-    wait_for(available, timeout=AVAILABLE_DEADLINE, what=f"{APISERVICE_NAME} Available")
-    spec = registration.read_api_service(APISERVICE_NAME).spec
-    assert spec is not None
-    assert spec.ca_bundle, "the aggregator verifies metrics-server against the cluster's CA"
-    assert not spec.insecure_skip_tls_verify
+    assert_apiservice_trusted_and_available(kube_api, APISERVICE_NAME)
 
 
 def test_kubectl_top_pods_and_nodes_match_the_annotated_usage(

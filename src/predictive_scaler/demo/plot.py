@@ -42,8 +42,12 @@ def plot_demo(
         return scenario.start_hour + since_start * scenario.compression / 3600.0
 
     tick_hours = hours(np.array([t.seconds for t in ticks]))
-    hpa_hours = hours(np.array([t.seconds for t in hpa_ticks]))
-    keda_hours = hours(np.array([t.seconds for t in keda_ticks]))
+    # Each scaler measured in the cluster: its ticks, colour, and names in the two panels.
+    measured = (
+        (ticks, "tab:blue", "predictive-scaler: serving capacity (running pods)", "predictive"),
+        (hpa_ticks, "tab:orange", "HPA controller (measured): serving capacity", "HPA controller"),
+        (keda_ticks, "tab:green", "KEDA, Prometheus scaler (measured): serving capacity", "KEDA"),
+    )
     step_hours = scenario.start_hour + np.arange(reactive.replicas.size) * (
         scenario.step_minutes / 60.0
     )
@@ -64,27 +68,18 @@ def plot_demo(
             label="forecast interval the operator sized for",
         )
     top.step(tick_hours, [t.load for t in ticks], where="post", color="black", label="load")
-    top.step(
-        tick_hours,
-        [t.running * capacity for t in ticks],
-        where="post",
-        color="tab:blue",
-        label="predictive-scaler: serving capacity (running pods)",
-    )
-    top.step(
-        hpa_hours,
-        [t.running * capacity for t in hpa_ticks],
-        where="post",
-        color="tab:orange",
-        label="HPA controller (measured): serving capacity",
-    )
-    top.step(
-        keda_hours,
-        [t.running * capacity for t in keda_ticks],
-        where="post",
-        color="tab:green",
-        label="KEDA, Prometheus scaler (measured): serving capacity",
-    )
+    for series, color, capacity_label, replicas_label in measured:
+        at = hours(np.array([t.seconds for t in series]))
+        top.step(
+            at,
+            [t.running * capacity for t in series],
+            where="post",
+            color=color,
+            label=capacity_label,
+        )
+        bottom.step(
+            at, [t.replicas for t in series], where="post", color=color, label=replicas_label
+        )
     top.step(
         step_hours,
         reactive.ready * capacity,
@@ -99,23 +94,6 @@ def plot_demo(
         f"{scenario.seconds_per_step:g} s; pods start in {scenario.startup_steps} step"
     )
     top.legend(loc="upper left", fontsize="small")
-    bottom.step(
-        tick_hours, [t.replicas for t in ticks], where="post", color="tab:blue", label="predictive"
-    )
-    bottom.step(
-        hpa_hours,
-        [t.replicas for t in hpa_ticks],
-        where="post",
-        color="tab:orange",
-        label="HPA controller",
-    )
-    bottom.step(
-        keda_hours,
-        [t.replicas for t in keda_ticks],
-        where="post",
-        color="tab:green",
-        label="KEDA",
-    )
     bottom.step(
         step_hours,
         reactive.replicas,

@@ -258,17 +258,30 @@ def kwok_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
 METRICS_SERVER_RESOLUTION = "10s"
 
 
+def _aggregated_server_flags(kubeconfig: Path, port: int, cert: Path, key: Path) -> list[str]:
+    """An API server behind the aggregator: it delegates authentication and
+    authorisation to kube-apiserver, and serves TLS on loopback."""
+    return [
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        f"--tls-cert-file={cert}",
+        f"--tls-private-key-file={key}",
+    ]
+
+
 def metrics_server_command(binaries: Binaries, layout: Layout, ports: Ports) -> list[str]:
     kubeconfig = layout.kubeconfig_for("metrics-server")
     return [
         str(binaries.metrics_server),
         f"--kubeconfig={kubeconfig}",
-        f"--authentication-kubeconfig={kubeconfig}",
-        f"--authorization-kubeconfig={kubeconfig}",
-        "--bind-address=127.0.0.1",
-        f"--secure-port={ports.metrics_server}",
-        f"--tls-cert-file={layout.pki.metrics_server_cert}",
-        f"--tls-private-key-file={layout.pki.metrics_server_key}",
+        *_aggregated_server_flags(
+            kubeconfig,
+            ports.metrics_server,
+            layout.pki.metrics_server_cert,
+            layout.pki.metrics_server_key,
+        ),
         # kwok answers for every node on its own loopback port (the node's
         # InternalIP and status port), each node on its own path, which the
         # node's `metrics.k8s.io/resource-metrics-path` annotation names. It
@@ -321,12 +334,9 @@ def keda_adapter_command(binaries: Binaries, layout: Layout, ports: Ports) -> li
     return [
         str(binaries.keda_adapter),
         f"--lister-kubeconfig={kubeconfig}",
-        f"--authentication-kubeconfig={kubeconfig}",
-        f"--authorization-kubeconfig={kubeconfig}",
-        "--bind-address=127.0.0.1",
-        f"--secure-port={ports.keda_adapter}",
-        f"--tls-cert-file={layout.pki.keda_cert}",
-        f"--tls-private-key-file={layout.pki.keda_key}",
+        *_aggregated_server_flags(
+            kubeconfig, ports.keda_adapter, layout.pki.keda_cert, layout.pki.keda_key
+        ),
         # Its gRPC client certificate and the CA it checks the operator's against.
         f"--cert-dir={layout.pki.keda_certs}",
         f"--metrics-service-address=127.0.0.1:{ports.keda_operator_grpc}",

@@ -22,7 +22,6 @@ on a kind the API server does not serve yet.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ import yaml
 from kubernetes import client, dynamic
 
 from predictive_scaler.localcluster.certs import KEDA, KEDA_ADAPTER_SERVICE, KEDA_NAMESPACE, Pki
+from predictive_scaler.localcluster.kube import apiservice_manifest
 from predictive_scaler.localcluster.waiting import wait_until
 
 API_GROUP = "external.metrics.k8s.io"
@@ -93,20 +93,9 @@ def _bindings(roles: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def apiservice(port: int, ca_bundle: bytes) -> dict[str, Any]:
-    name, namespace = KEDA_ADAPTER_SERVICE
-    return {
-        "apiVersion": "apiregistration.k8s.io/v1",
-        "kind": "APIService",
-        "metadata": {"name": APISERVICE_NAME, "labels": _LABELS},
-        "spec": {
-            "group": API_GROUP,
-            "version": API_VERSION,
-            "service": {"name": name, "namespace": namespace, "port": port},
-            "caBundle": base64.b64encode(ca_bundle).decode(),
-            "groupPriorityMinimum": 100,
-            "versionPriority": 100,
-        },
-    }
+    return apiservice_manifest(
+        API_GROUP, API_VERSION, KEDA_ADAPTER_SERVICE, port=port, ca_bundle=ca_bundle, labels=_LABELS
+    )
 
 
 def manifests(release_files: Sequence[Path], pki: Pki, adapter_port: int) -> list[dict[str, Any]]:

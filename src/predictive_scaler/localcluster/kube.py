@@ -6,6 +6,7 @@ is made the same way everywhere.
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -217,3 +218,29 @@ def wait_crd_established(kubeconfig: Path, name: str, *, timeout: float = 60.0) 
         return any(c.type == "Established" and c.status == "True" for c in conditions)
 
     wait_until(established, timeout=timeout, what=f"CRD {name} established")
+
+
+def apiservice_manifest(
+    group: str,
+    version: str,
+    service: tuple[str, str],
+    *,
+    port: int,
+    ca_bundle: bytes,
+    labels: dict[str, str],
+) -> dict[str, Any]:
+    """An aggregated API, served at ``service`` (name, namespace) and trusted by the CA bundle."""
+    name, namespace = service
+    return {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": f"{version}.{group}", "labels": labels},
+        "spec": {
+            "group": group,
+            "version": version,
+            "service": {"name": name, "namespace": namespace, "port": port},
+            "caBundle": base64.b64encode(ca_bundle).decode(),
+            "groupPriorityMinimum": 100,
+            "versionPriority": 100,
+        },
+    }

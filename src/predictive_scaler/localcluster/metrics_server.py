@@ -18,7 +18,6 @@ metrics-server starts, so its first read of the front proxy's CA is allowed.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from predictive_scaler.localcluster.certs import METRICS_SERVER, METRICS_SERVER_SERVICE, Pki
+from predictive_scaler.localcluster.kube import apiservice_manifest
 
 API_GROUP = "metrics.k8s.io"
 API_VERSION = "v1beta1"
@@ -111,20 +111,14 @@ def _service() -> dict[str, Any]:
 
 
 def apiservice(port: int, ca_bundle: bytes) -> dict[str, Any]:
-    name, namespace = METRICS_SERVER_SERVICE
-    return {
-        "apiVersion": "apiregistration.k8s.io/v1",
-        "kind": "APIService",
-        "metadata": {"name": APISERVICE_NAME, "labels": _LABELS},
-        "spec": {
-            "group": API_GROUP,
-            "version": API_VERSION,
-            "service": {"name": name, "namespace": namespace, "port": port},
-            "caBundle": base64.b64encode(ca_bundle).decode(),
-            "groupPriorityMinimum": 100,
-            "versionPriority": 100,
-        },
-    }
+    return apiservice_manifest(
+        API_GROUP,
+        API_VERSION,
+        METRICS_SERVER_SERVICE,
+        port=port,
+        ca_bundle=ca_bundle,
+        labels=_LABELS,
+    )
 
 
 @dataclass(frozen=True)
