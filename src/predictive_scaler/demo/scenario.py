@@ -27,6 +27,7 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.localcluster import deployment_manifest
 from predictive_scaler.operator.prometheus import resource_query
 from predictive_scaler.operator.resource import GROUP, KIND, VERSION, MetricSource, ScaleTargetRef
+from predictive_scaler.operator.settings import recent_rate_window
 from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, PREDICTIVE_BEHAVIOR, Behavior
 from predictive_scaler.simulation import ReplayConfig
 from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_trace
@@ -268,7 +269,7 @@ class Scenario:
         70 % utilisation of one replica's request. Polling and the behavior of
         the HPA KEDA makes are KEDA's and the HPA's defaults, compressed.
         """
-        window = max(2 * self.seconds_per_step, 4 * scrape_interval_seconds)
+        window = recent_rate_window(self.seconds_per_step, scrape_interval_seconds)
         query = resource_query(
             MetricSource(
                 resource="cpu", capacity_per_replica=f"{round(self.capacity_cores * 1000)}m"

@@ -178,11 +178,10 @@ def write_pki(directory: Path) -> Pki:
 
     def leaf(
         subject: x509.Name,
-        usage: x509.ObjectIdentifier | list[x509.ObjectIdentifier],
+        usages: list[x509.ObjectIdentifier],
         sans: list[x509.GeneralName],
     ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
         key = _new_key()
-        usages = usage if isinstance(usage, list) else [usage]
         builder = (
             _builder(subject, ca_name, key.public_key())
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
@@ -194,7 +193,7 @@ def write_pki(directory: Path) -> Pki:
 
     serving_key, serving_cert = leaf(
         x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]),
-        ExtendedKeyUsageOID.SERVER_AUTH,
+        [ExtendedKeyUsageOID.SERVER_AUTH],
         [
             x509.DNSName("localhost"),
             x509.DNSName("kubernetes"),
@@ -209,7 +208,7 @@ def write_pki(directory: Path) -> Pki:
     service, namespace = METRICS_SERVER_SERVICE
     metrics_key, metrics_cert = leaf(
         x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "metrics-server")]),
-        ExtendedKeyUsageOID.SERVER_AUTH,
+        [ExtendedKeyUsageOID.SERVER_AUTH],
         [
             x509.DNSName(f"{service}.{namespace}.svc"),
             x509.DNSName("localhost"),
@@ -239,7 +238,7 @@ def write_pki(directory: Path) -> Pki:
     for identity in IDENTITIES:
         attributes = [x509.NameAttribute(NameOID.COMMON_NAME, identity.user)]
         attributes += [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in identity.groups]
-        key, cert = leaf(x509.Name(attributes), ExtendedKeyUsageOID.CLIENT_AUTH, [])
+        key, cert = leaf(x509.Name(attributes), [ExtendedKeyUsageOID.CLIENT_AUTH], [])
         _write_key(pki.client_key(identity), key)
         _write_cert(pki.client_cert(identity), cert)
 

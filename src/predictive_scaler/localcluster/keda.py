@@ -30,7 +30,7 @@ import yaml
 from kubernetes import client, dynamic
 
 from predictive_scaler.localcluster.certs import KEDA, KEDA_ADAPTER_SERVICE, KEDA_NAMESPACE, Pki
-from predictive_scaler.localcluster.kube import apiservice_manifest
+from predictive_scaler.localcluster.kube import apiservice_manifest, crd_established
 from predictive_scaler.localcluster.waiting import wait_until
 
 API_GROUP = "external.metrics.k8s.io"
@@ -143,12 +143,8 @@ def register(
     extensions = client.ApiextensionsV1Api(api)
     crd_names = [b["metadata"]["name"] for b in applied if b["kind"] == "CustomResourceDefinition"]
 
-    def established() -> bool:
-        for name in crd_names:
-            status = extensions.read_custom_resource_definition(name).status
-            conditions = (status and status.conditions) or []
-            if not any(c.type == "Established" and c.status == "True" for c in conditions):
-                return False
-        return True
-
-    wait_until(established, timeout=timeout, what=f"KEDA's CRDs established ({len(crd_names)})")
+    wait_until(
+        lambda: all(crd_established(extensions, name) for name in crd_names),
+        timeout=timeout,
+        what=f"KEDA's CRDs established ({len(crd_names)})",
+    )

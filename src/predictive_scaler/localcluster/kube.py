@@ -206,18 +206,21 @@ def wait_crd_established(kubeconfig: Path, name: str, *, timeout: float = 60.0) 
     once (".status.conditions accessor error: <nil>") instead of waiting.
     """
     extensions = client.ApiextensionsV1Api(api_client(kubeconfig))
+    wait_until(
+        lambda: crd_established(extensions, name), timeout=timeout, what=f"CRD {name} established"
+    )
 
-    def established() -> bool:
-        try:
-            crd = extensions.read_custom_resource_definition(name)
-        except ApiException as error:
-            if error.status == 404:
-                return False
-            raise
-        conditions = (crd.status and crd.status.conditions) or []
-        return any(c.type == "Established" and c.status == "True" for c in conditions)
 
-    wait_until(established, timeout=timeout, what=f"CRD {name} established")
+def crd_established(extensions: client.ApiextensionsV1Api, name: str) -> bool:
+    """Whether the API server serves the CRD ``name`` (False while it does not exist yet)."""
+    try:
+        crd = extensions.read_custom_resource_definition(name)
+    except ApiException as error:
+        if error.status == 404:
+            return False
+        raise
+    conditions = (crd.status and crd.status.conditions) or []
+    return any(c.type == "Established" and c.status == "True" for c in conditions)
 
 
 def apiservice_manifest(

@@ -45,7 +45,7 @@ from predictive_scaler.operator.report import (
 from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
 from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
-from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide
 from predictive_scaler.units import format_duration
 
@@ -229,8 +229,7 @@ class Evaluator:
         """
         settings = spec.forecast
         step, points = settings.step_seconds, settings.history_points
-        # A rate over twice the step: every sample sees at least two scrapes.
-        recent_window = max(2 * step, self.settings.min_rate_window)
+        recent_window = recent_rate_window(step, self.settings.scrape_interval)
         try:
             recent = runtime.recent.read(
                 self._prometheus_until(deadline),

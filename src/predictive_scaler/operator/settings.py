@@ -25,6 +25,18 @@ from predictive_scaler.operator.leadership import LeaseTimings
 from predictive_scaler.operator.shard import selector_matcher
 from predictive_scaler.units import parse_duration
 
+
+def min_rate_window(scrape_interval: float) -> float:
+    """The shortest rate() window worth querying: four scrapes, so a sample or two may miss."""
+    return 4 * scrape_interval
+
+
+def recent_rate_window(step_seconds: float, scrape_interval: float) -> float:
+    """The window of the recent load's rate(): twice the step, so every sample sees at
+    least two scrapes, and never below the shortest worth querying."""
+    return max(2 * step_seconds, min_rate_window(scrape_interval))
+
+
 PREFIX = "PREDICTIVE_SCALER_"
 # Name of each setting's variable; PROMETHEUS_URL is shared with the local
 # cluster's env file and the usual Prometheus tooling, so it has no prefix.
@@ -187,8 +199,7 @@ class OperatorSettings(BaseModel):
 
     @property
     def min_rate_window(self) -> float:
-        """The shortest rate() window worth querying: four scrapes, so a sample or two may miss."""
-        return 4 * self.scrape_interval
+        return min_rate_window(self.scrape_interval)
 
     @property
     def rebalance_settle_seconds(self) -> float:
