@@ -8,6 +8,11 @@ from predictive_scaler.forecasting.base import ForecastModel, model_numerics
 from predictive_scaler.forecasting.forecast import FloatArray
 
 
+def first_origin(n: int) -> int:
+    """Where a selection on ``n`` points starts backtesting: the recent half is the test."""
+    return max(10, n // 2)
+
+
 def rolling_origins(n: int, horizon: int, n_origins: int, min_train: int) -> list[int]:
     """Up to ``n_origins`` origins spread evenly from ``min_train`` to the last full horizon.
 

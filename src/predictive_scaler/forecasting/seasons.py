@@ -64,6 +64,14 @@ class TimedSeries:
     def start_time(self) -> float:
         return self.end_time - (self.values.size - 1) * self.step_seconds
 
+    def until(self, time: float) -> TimedSeries:
+        """The samples taken at or before ``time``."""
+        kept = math.floor((time - self.start_time) / self.step_seconds) + 1
+        kept = min(max(kept, 0), self.values.size)
+        return TimedSeries(
+            self.values[:kept], self.step_seconds, self.start_time + (kept - 1) * self.step_seconds
+        )
+
     @property
     def observed_seconds(self) -> float:
         """How much time the history spans from its first to its last real sample."""

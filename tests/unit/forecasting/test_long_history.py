@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from predictive_scaler.forecasting import ScheduledSelection
+from predictive_scaler.forecasting.backtest import first_origin
 from predictive_scaler.forecasting.calibration import LiveErrors
+from predictive_scaler.forecasting.refresh import RefreshRequest, profile_before_backtest
 from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries
 
 MINUTE, LONG_STEP = 60.0, 300.0
@@ -158,3 +162,45 @@ def test_a_forecast_remade_at_the_same_step_is_scored_once() -> None:
     live.record(np.array([3.0, 4.0]), last=10)  # remade: replaces the first
     live.observe(np.array([5.0, 7.0, 2.0, 2.0]), last=12)
     np.testing.assert_allclose(live.table(2), [[2.0 - 3.0, 2.0 - 4.0]])
+
+
+def test_the_backtest_profile_knows_nothing_of_what_it_forecasts() -> None:
+    """Long samples within a long step of the backtest's first origin, or after it, are unseen."""
+    end = 14 * DAY + 0.25 * DAY
+    recent, long = histories(end, 14 * DAY)
+    offsets = np.arange(-recent.values.size + 1, 6, dtype=float)
+    request = RefreshRequest(
+        model="auto",
+        candidates=None,
+        season_length=None,
+        seasonality_seconds=None,
+        series=recent.values,
+        step_times=end + MINUTE * offsets,
+        horizon=5,
+        now=end,
+        long=long,
+    )
+    origin_time = float(request.step_times[first_origin(recent.values.size)])
+    long_times = long.start_time + LONG_STEP * np.arange(long.values.size)
+    unseen = long_times > origin_time - LONG_STEP
+    assert unseen.sum() >= (recent.values.size // 2) * MINUTE / LONG_STEP
+
+    def profile_with(values: np.ndarray) -> np.ndarray:
+        changed = dataclasses.replace(request, long=TimedSeries(values, LONG_STEP, end))
+        profile = profile_before_backtest(changed, (DAY,))
+        assert profile is not None
+        return profile.along(request.step_times)
+
+    raised_unseen = np.where(unseen, long.values + 500.0, long.values)
+    np.testing.assert_array_equal(profile_with(raised_unseen), profile_with(long.values))
+    raised_seen = np.where(~unseen & (long_times > end - DAY), long.values + 500.0, long.values)
+    assert not np.allclose(profile_with(raised_seen), profile_with(long.values))
+
+
+def test_until_keeps_the_samples_taken_by_then() -> None:
+    series = TimedSeries(np.arange(10.0), 60.0, 600.0)  # samples at 60 .. 600 s
+    kept = series.until(300.0)
+    assert kept.values.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert kept.end_time == 300.0
+    assert series.until(10.0).values.size == 0
+    assert series.until(9_999.0).values.size == 10

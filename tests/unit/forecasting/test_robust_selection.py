@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictive_scaler.forecasting import Auto, select_model
+from predictive_scaler.forecasting import Auto, select_model, selection
 from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.catalog import BASE_MODELS
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.metrics import naive_scale
+from predictive_scaler.forecasting.selection import POOL
 
 
 class Lurching(ForecastModel):
@@ -87,15 +88,44 @@ def spiky_shifting_load(seed: int, n: int = 400) -> FloatArray:
 CANDIDATES = ["naive", "brown", "holt", "gm11", "grey_es", "arima"]
 
 
+@pytest.mark.parametrize("candidates", [CANDIDATES, None], ids=["listed", "default pool"])
 @pytest.mark.parametrize("seed", range(4))
-def test_auto_is_never_much_worse_than_naive_on_spikes_and_level_shifts(seed: int) -> None:
+def test_auto_is_never_much_worse_than_naive_on_spikes_and_level_shifts(
+    seed: int, candidates: list[str] | None
+) -> None:
     load = spiky_shifting_load(seed)
     auto_errors, naive_errors = [], []
     for origin in range(300, 400, 10):
         train, actual = load[:origin], load[origin : origin + 2]
         scale = naive_scale(train)
-        forecast = Auto(candidates=CANDIDATES, horizon=2).fit(train).predict(2)
+        forecast = Auto(candidates=candidates, horizon=2).fit(train).predict(2)
         auto_errors.append(np.abs(actual - forecast.mean).mean() / scale)
         naive_errors.append(np.abs(actual - train[-1]).mean() / scale)
     assert np.mean(auto_errors) <= 1.25 * np.mean(naive_errors)
     assert np.max(auto_errors) <= 1.5 * np.max(naive_errors)
+
+
+def test_by_default_auto_forecasts_with_the_mean_of_its_pool() -> None:
+    model = Auto(horizon=3).fit(smooth_rise(300))
+    assert model.chosen_ == "mean(" + ", ".join(POOL) + ")"
+    # Only the pool and naive, the reference, were scored: nothing else was needed.
+    assert set(model.backtest_errors_) == {model.chosen_, *POOL, "naive"}
+
+
+@pytest.mark.usefixtures("misbehaving_models")
+def test_a_pool_member_leaving_the_range_is_left_out_of_the_mean(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(selection, "POOL", ("holt", "leaping", "arima"))
+    chosen = select_model(smooth_rise(), horizon=3).ranking[0]
+    assert chosen.name == "mean(holt, arima)"
+
+
+@pytest.mark.usefixtures("misbehaving_models")
+def test_a_pool_too_small_to_hold_up_leaves_auto_to_rank_every_candidate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(selection, "POOL", ("holt", "leaping"))
+    scored = select_model(smooth_rise(), horizon=3).scores
+    assert {"brown", "gm11", "gbdt"} <= set(scored)
+    assert not any(name == "mean(holt, leaping)" for name in scored)
