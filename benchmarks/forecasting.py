@@ -443,8 +443,10 @@ METHOD = (
     "model's mean MASE over seasonal_naive's; the p95 and worst-origin columns are the 95th "
     "percentile and the maximum of the per-origin MASE. The band columns pool every step "
     f"1..{HORIZON} of every origin: the share of the load inside the model's own {LEVEL:.0%} "
-    "band, and the band's mean width over the mean load. Time per fit is the median wall time "
-    "of one fit and forecast (auto: the whole `forecast_series`, both selections included)."
+    "band, and the band's mean width over the mean load. Time per fit is the median CPU time "
+    "of one fit and forecast on one thread (auto: the whole `forecast_series`, both "
+    "selections included): the cost on one core, which a busy machine's wall clock would "
+    "inflate."
 )
 
 
@@ -478,13 +480,13 @@ def render_cost_intro() -> str:
 def render_speed_intro() -> str:
     anchors = ", ".join(TIMED_ANCHORS)
     return (
-        f"Median wall time of make_model + fit + predict({HORIZON}, {LEVEL}) on one series (a "
-        f"NASA slice, season {TIMING_SEASON}) over repeats after a warm-up. `{AUTO_FRESH}` "
-        f"includes `select_model`; `{AUTO_CACHED}` refits with a selection made earlier on "
-        f"the same series. {anchors} with season 1, as in the accuracy tables; MSTL needs two "
-        "days of the series (its time per fit is in the accuracy tables). The earlier column "
-        "of 1,000 series run one after the other is replaced by the cost of 1,000 workloads "
-        "on the operator's path above."
+        f"Median CPU time (one thread) of make_model + fit + predict({HORIZON}, {LEVEL}) on "
+        f"one series (a NASA slice, season {TIMING_SEASON}) over repeats after a warm-up. "
+        f"`{AUTO_FRESH}` includes `select_model`; `{AUTO_CACHED}` refits with a selection "
+        f"made earlier on the same series. {anchors} with season 1, as in the accuracy "
+        "tables; MSTL needs two days of the series (its time per fit is in the accuracy "
+        "tables). The earlier column of 1,000 series run one after the other is replaced by "
+        "the cost of 1,000 workloads on the operator's path above."
     )
 
 

@@ -75,9 +75,9 @@ def walk(workload: Workload, start: int, record: WalkRecord) -> None:
         origin = start + step
         now = origin * workload.step_seconds
         recent, long = recent_window(workload, origin), long_history(workload, origin)
-        began = time.perf_counter()
+        began = time.process_time()
         forecast = forecaster.forecast_series(recent, HORIZON, LEVEL, now, long=long)
-        seconds = time.perf_counter() - began
+        seconds = time.process_time() - began
         fresh = forecaster.fitted_at == now
         (record.fresh_seconds if fresh else record.update_seconds).append(seconds)
         if step < WALK_WARMUP:
