@@ -1,4 +1,4 @@
-"""``auto``: choose, per series, the model that backtests best, with a fallback order."""
+"""``auto``: a fixed pool's mean when it holds up in a backtest, else the best-backtesting model."""
 
 from __future__ import annotations
 
