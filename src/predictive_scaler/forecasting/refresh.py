@@ -106,14 +106,13 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
     if profile is not None and knowledge is not None:
         if deadline is not None and time.process_time() > deadline:
             unscored.append(f"the seasonal profile of {knowledge.summary()}")
-        else:
-            profile = profile_before_backtest(request, knowledge.seasons) or profile
-            adjusted, shift = _without(profile, request, series)
+        elif (before := profile_before_backtest(request, knowledge.seasons)) is not None:
+            adjusted, shift = _deseasonalised(before, request, series)
             seasonal = _select(request, adjusted, deadline)
             unscored.extend(seasonal.unscored if seasonal is not None else ())
             # A fixed model (not auto) has no backtest to compare: a season found is used.
             if seasonal is None or plain is None or seasonal.best_error <= plain.best_error:
-                outcome = _Pathway(seasonal, adjusted, profile, shift)
+                outcome = _Pathway(seasonal, adjusted, before, shift)
                 knowledge = dataclasses.replace(knowledge, in_use=True)
     return Refreshed(
         fitted=_fit(request, outcome.series, outcome.selection),
@@ -138,20 +137,24 @@ def profile_before_backtest(
     weekly phase has only two samples in two weeks, so the last hours are
     half of it. The same profile serves the forecast: the models then fit a
     recent window that the profile has not already flattened. Measured at
-    60 origins (MASE at h=1/2/5), the profile from the whole long history
-    had the seasonal pathway win backtests it then lost out of sample
-    (Azure 0.86/1.04/1.27, worse than the plain pathway's 0.77/0.96/1.26);
-    this one gives 0.72/0.88/1.14 there, and NASA 0.76/0.84/0.88 for
-    0.76/0.85/0.90. A long sample covers a long step around its stamp, so
-    those within a step of the origin are left out too.
+    60 origins (auto's MASE at h=1/2/5), the profile from the whole long
+    history had the seasonal pathway win backtests it then lost out of
+    sample (Azure 0.86/1.04/1.27, worse than the plain pathway's
+    0.77/0.96/1.26); this one gives 0.73/0.89/1.15 there, all else equal.
+    A long sample covers a long step around its stamp, so those within a
+    step of the origin are left out too. A window too short to backtest is
+    cut where its forecast starts. None when too little is left to learn
+    from: the seasonal pathway is then skipped rather than given the
+    profile that knows the answers.
     """
     if request.long is None or not periods:
         return None
-    origin_time = float(request.step_times[first_origin(request.series.size)])
+    origin = min(first_origin(request.series.size), request.series.size)
+    origin_time = float(request.step_times[origin])
     return learn_profile(request.long.until(origin_time - request.long.step_seconds), periods)
 
 
-def _without(
+def _deseasonalised(
     profile: SeasonalProfile, request: RefreshRequest, series: FloatArray
 ) -> tuple[FloatArray, float]:
     """``series`` minus ``profile`` along its clock, shifted to stay non-negative; and the shift."""

@@ -204,3 +204,12 @@ def test_until_keeps_the_samples_taken_by_then() -> None:
     assert kept.end_time == 300.0
     assert series.until(10.0).values.size == 0
     assert series.until(9_999.0).values.size == 10
+
+
+def test_a_window_too_short_to_backtest_still_forecasts_with_its_season() -> None:
+    end = 14 * DAY + 0.25 * DAY
+    _, long = histories(end, 14 * DAY)
+    short = TimedSeries(daily_load(end - MINUTE * np.arange(5, -1, -1.0), 1), MINUTE, end)
+    forecast = ScheduledSelection("holt").forecast_series(short, 2, 0.9, end, long=long)
+    assert forecast.model == "holt+season"
+    assert np.isfinite(forecast.mean).all()

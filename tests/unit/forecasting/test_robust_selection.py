@@ -112,20 +112,37 @@ def test_by_default_auto_forecasts_with_the_mean_of_its_pool() -> None:
     assert set(model.backtest_errors_) == {model.chosen_, *POOL, "naive"}
 
 
+def pool_of(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    """Make ``names`` the pool, and the default candidates the catalogue with them."""
+    monkeypatch.setattr(selection, "POOL", names)
+    monkeypatch.setattr(selection, "DEFAULT_CANDIDATES", tuple(BASE_MODELS))
+
+
 @pytest.mark.usefixtures("misbehaving_models")
 def test_a_pool_member_leaving_the_range_is_left_out_of_the_mean(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(selection, "POOL", ("holt", "leaping", "arima"))
-    chosen = select_model(smooth_rise(), horizon=3).ranking[0]
-    assert chosen.name == "mean(holt, arima)"
+    pool_of(monkeypatch, "holt", "leaping", "arima")
+    chosen = select_model(smooth_rise(), horizon=3)
+    assert chosen.ranking[0].name == "mean(holt, arima)"
+    assert "left the history's range" in dict(chosen.failures)["leaping"]
+
+
+@pytest.mark.usefixtures("misbehaving_models")
+def test_a_mean_spoilt_by_one_heavy_tailed_member_is_made_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pool_of(monkeypatch, "holt", "lurching", "arima")
+    chosen = select_model(smooth_rise(), horizon=3, n_origins=30)
+    assert chosen.ranking[0].name == "mean(holt, arima)"
+    assert "worst origin" in dict(chosen.failures)["lurching"]
 
 
 @pytest.mark.usefixtures("misbehaving_models")
 def test_a_pool_too_small_to_hold_up_leaves_auto_to_rank_every_candidate(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(selection, "POOL", ("holt", "leaping"))
+    pool_of(monkeypatch, "holt", "leaping")
     scored = select_model(smooth_rise(), horizon=3).scores
     assert {"brown", "gm11", "gbdt"} <= set(scored)
-    assert not any(name == "mean(holt, leaping)" for name in scored)
+    assert not any(name.startswith("mean(holt, leaping") for name in scored)
