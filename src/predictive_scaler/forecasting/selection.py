@@ -47,12 +47,12 @@ COMBINE_TOP = 3
 # last hours picks noise: at 60 origins per public trace, the plain mean of
 # these four beat auto's pick at h=1 on every trace (MASE NASA 0.73 against
 # 0.80, Alibaba 0.85 against 0.90, Azure 0.77 against 0.87, Google 0.94
-# against 0.95). Guarded as below, auto keeps most of that on NASA, Alibaba
-# and Azure and is a few per cent behind its old pick on Google
-# (BENCHMARKS.md). That is the forecast combination puzzle (Stock and Watson 2004,
-# Smith and Wallis 2009: estimated weights, and a selection is the extreme
-# one, add more variance than they remove) and the M4 competition's finding
-# that combinations of statistical models lead (Makridakis et al. 2020).
+# against 0.95). That is the forecast combination puzzle (Stock and Watson
+# 2004, Smith and Wallis 2009: estimated weights, and a selection is the
+# extreme one, add more variance than they remove) and the M4 competition's
+# finding that combinations of statistical models lead (Makridakis et al.
+# 2020). Guarded as below, auto keeps most of that gain on NASA, Alibaba and
+# Azure, and is a few per cent behind its old pick on Google (BENCHMARKS.md).
 # The members: two exponential-smoothing and two ARIMA models, the families
 # of the outside anchors, each well-behaved on short windows.
 POOL = ("holt", "ets", "arima", "arima_rbf")
