@@ -25,7 +25,6 @@ from predictive_scaler.forecasting.seasons import (
     SeasonalProfile,
     SeasonKnowledge,
     TimedSeries,
-    learn_profile,
     season_knowledge,
 )
 
@@ -95,7 +94,11 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
     began = time.process_time()
     deadline = None if request.budget_seconds is None else began + request.budget_seconds
     knowledge, profile = (
-        season_knowledge(request.long, request.seasonality_seconds)
+        season_knowledge(
+            request.long,
+            request.seasonality_seconds,
+            backtest_cut(request, request.long.step_seconds),
+        )
         if request.long is not None
         else (None, None)
     )
@@ -106,13 +109,13 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
     if profile is not None and knowledge is not None:
         if deadline is not None and time.process_time() > deadline:
             unscored.append(f"the seasonal profile of {knowledge.summary()}")
-        elif (before := profile_before_backtest(request, knowledge.seasons)) is not None:
-            adjusted, shift = _deseasonalised(before, request, series)
+        else:
+            adjusted, shift = _deseasonalised(profile, request, series)
             seasonal = _select(request, adjusted, deadline)
             unscored.extend(seasonal.unscored if seasonal is not None else ())
             # A fixed model (not auto) has no backtest to compare: a season found is used.
             if seasonal is None or plain is None or seasonal.best_error <= plain.best_error:
-                outcome = _Pathway(seasonal, adjusted, before, shift)
+                outcome = _Pathway(seasonal, adjusted, profile, shift)
                 knowledge = dataclasses.replace(knowledge, in_use=True)
     return Refreshed(
         fitted=_fit(request, outcome.series, outcome.selection),
@@ -127,10 +130,8 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
     )
 
 
-def profile_before_backtest(
-    request: RefreshRequest, periods: Sequence[float]
-) -> SeasonalProfile | None:
-    """The seasons' profile learnt only from long samples older than the backtest's first origin.
+def backtest_cut(request: RefreshRequest, long_step_seconds: float) -> float:
+    """Until when long samples may shape the seasons' profile: none the backtest forecasts.
 
     The backtest must not see a profile that already knows the loads it
     forecasts: the full long history holds the recent window itself, and a
@@ -142,16 +143,13 @@ def profile_before_backtest(
     sample (Azure 0.86/1.04/1.27, worse than the plain pathway's
     0.77/0.96/1.26); this one gives 0.73/0.89/1.15 there, all else equal.
     A long sample covers a long step around its stamp, so those within a
-    step of the origin are left out too. A window too short to backtest is
-    cut where its forecast starts. None when too little is left to learn
-    from: the seasonal pathway is then skipped rather than given the
-    profile that knows the answers.
+    step of the first origin are left out too. A window too short to
+    backtest is cut where its forecast starts. With too little left to
+    learn from, there is no profile and the seasonal pathway is skipped,
+    rather than given one that knows the answers.
     """
-    if request.long is None or not periods:
-        return None
     origin = min(first_origin(request.series.size), request.series.size)
-    origin_time = float(request.step_times[origin])
-    return learn_profile(request.long.until(origin_time - request.long.step_seconds), periods)
+    return float(request.step_times[origin]) - long_step_seconds
 
 
 def _deseasonalised(

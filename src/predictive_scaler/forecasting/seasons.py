@@ -325,12 +325,14 @@ def _amount(seconds: float, rounding: Callable[[float], float] = round) -> str:
 
 
 def season_knowledge(
-    long: TimedSeries, configured: float | None
+    long: TimedSeries, configured: float | None, profile_until: float | None = None
 ) -> tuple[SeasonKnowledge, SeasonalProfile | None]:
     """The seasons of ``long`` (or the configured one) and, when learnable, their profile.
 
     Candidate seasons that two of could never fit in the window ``long``
-    spans are not looked for (a week in a 10-day window).
+    spans are not looked for (a week in a 10-day window). Seasons are found
+    on all of ``long``; with ``profile_until``, their profile is learnt only
+    from the samples taken by then.
     """
     have = long.observed_seconds
     window = long.values.size * long.step_seconds
@@ -350,7 +352,8 @@ def season_knowledge(
     # once the day is known is reported as waiting too, but the forecast
     # already uses the day.
     waiting = lacking[0] if lacking else None
-    profile = learn_profile(long, found) if found else None
+    learnt_from = long if profile_until is None else long.until(profile_until)
+    profile = learn_profile(learnt_from, found) if found else None
     knowledge = SeasonKnowledge(
         found,
         have,

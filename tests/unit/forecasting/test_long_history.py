@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 from predictive_scaler.forecasting import ScheduledSelection
 from predictive_scaler.forecasting.backtest import first_origin
 from predictive_scaler.forecasting.calibration import LiveErrors
-from predictive_scaler.forecasting.refresh import RefreshRequest, profile_before_backtest
-from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries
+from predictive_scaler.forecasting.refresh import RefreshRequest, backtest_cut
+from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries, season_knowledge
 
 MINUTE, LONG_STEP = 60.0, 300.0
 RECENT = 360  # six hours of minutes
@@ -184,10 +182,10 @@ def test_the_backtest_profile_knows_nothing_of_what_it_forecasts() -> None:
     long_times = long.start_time + LONG_STEP * np.arange(long.values.size)
     unseen = long_times > origin_time - LONG_STEP
     assert unseen.sum() >= (recent.values.size // 2) * MINUTE / LONG_STEP
+    cut = backtest_cut(request, LONG_STEP)
 
     def profile_with(values: np.ndarray) -> np.ndarray:
-        changed = dataclasses.replace(request, long=TimedSeries(values, LONG_STEP, end))
-        profile = profile_before_backtest(changed, (DAY,))
+        _, profile = season_knowledge(TimedSeries(values, LONG_STEP, end), DAY, cut)
         assert profile is not None
         return profile.along(request.step_times)
 

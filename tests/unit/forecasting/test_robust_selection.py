@@ -118,24 +118,19 @@ def pool_of(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
     monkeypatch.setattr(selection, "DEFAULT_CANDIDATES", tuple(BASE_MODELS))
 
 
+@pytest.mark.parametrize(
+    ("member", "why", "n_origins"),
+    [("leaping", "left the history's range", 16), ("lurching", "worst origin", 30)],
+    ids=["leaving the range", "heavy-tailed"],
+)
 @pytest.mark.usefixtures("misbehaving_models")
-def test_a_pool_member_leaving_the_range_is_left_out_of_the_mean(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_mean_is_made_without_a_member_the_guards_put_out(
+    monkeypatch: pytest.MonkeyPatch, member: str, why: str, n_origins: int
 ) -> None:
-    pool_of(monkeypatch, "holt", "leaping", "arima")
-    chosen = select_model(smooth_rise(), horizon=3)
+    pool_of(monkeypatch, "holt", member, "arima")
+    chosen = select_model(smooth_rise(), horizon=3, n_origins=n_origins)
     assert chosen.ranking[0].name == "mean(holt, arima)"
-    assert "left the history's range" in dict(chosen.failures)["leaping"]
-
-
-@pytest.mark.usefixtures("misbehaving_models")
-def test_a_mean_spoilt_by_one_heavy_tailed_member_is_made_without_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    pool_of(monkeypatch, "holt", "lurching", "arima")
-    chosen = select_model(smooth_rise(), horizon=3, n_origins=30)
-    assert chosen.ranking[0].name == "mean(holt, arima)"
-    assert "worst origin" in dict(chosen.failures)["lurching"]
+    assert why in dict(chosen.failures)[member]
 
 
 @pytest.mark.usefixtures("misbehaving_models")
