@@ -65,7 +65,7 @@ def test_kubectl_get_shows_the_printer_columns(
     header = table[0].split()
     assert header == [
         "NAME", "TARGET", "MODE", "MIN", "MAX", "CURRENT", "DESIRED", "MODEL", "FORECAST",
-        "OVERLOAD", "READY", "AGE",
+        "OVERLOAD", "SAVED", "READY", "AGE",
     ]  # fmt: skip
     row = table[1].split()
     assert row[:5] == ["valid", "web", "Auto", "1", "10"]

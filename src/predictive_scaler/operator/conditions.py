@@ -149,6 +149,8 @@ class Observation:
     model: str | None
     seasons: SeasonKnowledge | None = None
     long_history_error: str | None = None
+    # Why the forecast's decisions lose to the shadow HPA, when they do.
+    worse_than_reactive: str | None = None
 
 
 def _metrics(seen: Observation) -> Condition:
@@ -166,6 +168,8 @@ def _metrics(seen: Observation) -> Condition:
 
 def _reliability(seen: Observation, metrics: Condition) -> Condition:
     forecast = seen.decision.forecast
+    if forecast is not None and seen.worse_than_reactive is not None:
+        return Condition("ForecastReliable", "False", "WorseThanReactive", seen.worse_than_reactive)
     if forecast is not None and forecast.notes:
         return Condition("ForecastReliable", "False", "ModelFellBack", "; ".join(forecast.notes))
     if forecast is not None:

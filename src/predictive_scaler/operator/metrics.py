@@ -12,6 +12,7 @@ from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 
 from predictive_scaler.operator.conditions import TYPES
 from predictive_scaler.rebalancing.planner import Plan
+from predictive_scaler.simulation.tallies import SIDES, WINDOWS
 
 # A `_created` series per counter and histogram is a ninth of the exposition at
 # 1,000 objects (2,050 of 18,194 lines), the operator's dearest request; no
@@ -28,8 +29,30 @@ FORECAST = Gauge(
 )
 REPLICAS = Gauge(
     "predictive_scaler_replicas",
-    "Replicas of the target: current (spec), ready (status) and desired (this decision)",
+    "Replicas of the target: current (spec), ready (status), desired (this decision), and "
+    "shadow_hpa (what the HPA would run on the same load)",
     (*OBJECT, "kind"),
+)
+REPLICA_MINUTES = Gauge(
+    "predictive_scaler_replica_minutes",
+    "Replica-minutes over a rolling window: predictive (as the workload ran), replayed (the "
+    "forecast's decisions through the replay model) and hpa (the shadow HPA)",
+    (*OBJECT, "scaler", "window"),
+)
+OVERLOAD_MINUTES = Gauge(
+    "predictive_scaler_overload_minutes",
+    "Minutes the load exceeded what ready pods serve, over a rolling window, per scaler",
+    (*OBJECT, "scaler", "window"),
+)
+FORECAST_COVERAGE = Gauge(
+    "predictive_scaler_forecast_coverage",
+    "Share of the forecast steps that came due within the window that fell inside the interval",
+    (*OBJECT, "window"),
+)
+FORECAST_ERROR = Gauge(
+    "predictive_scaler_forecast_error",
+    "Mean absolute scaled error of the forecast steps that came due within the window",
+    (*OBJECT, "window"),
 )
 TARGET_PER_REPLICA = Gauge(
     "predictive_scaler_target_per_replica",
@@ -143,6 +166,8 @@ BALANCE_DEGREE = Gauge(
 MOVES = Counter("predictive_scaler_rebalance_moves", "Moves planned by the rebalancer")
 EVICTIONS = Counter("predictive_scaler_evictions", "Rebalancing evictions by outcome", ("reason",))
 
+_WINDOWS = tuple((window.name,) for window in WINDOWS)
+_SCALER_WINDOWS = tuple((side, window.name) for side in SIDES for window in WINDOWS)
 _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     LOAD: ((),),
     LATENESS: ((),),
@@ -152,8 +177,12 @@ _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     OVERLOAD_REALISED: ((),),
     FORECAST_QUANTILE: ((),),
     FORECAST: (("mean",), ("lower",), ("upper",)),
-    REPLICAS: (("current",), ("ready",), ("desired",)),
+    REPLICAS: (("current",), ("ready",), ("desired",), ("shadow_hpa",)),
     SCALE_ACTIONS: (("up",), ("down",)),
+    REPLICA_MINUTES: _SCALER_WINDOWS,
+    OVERLOAD_MINUTES: _SCALER_WINDOWS,
+    FORECAST_COVERAGE: _WINDOWS,
+    FORECAST_ERROR: _WINDOWS,
 }
 # Counters whose label values are known up front start at zero, so a rate()
 # on a dashboard answers 0 instead of nothing before the first error.

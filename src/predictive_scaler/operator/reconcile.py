@@ -22,7 +22,8 @@ from pydantic import ValidationError
 
 from predictive_scaler.forecasting import Refreshed
 from predictive_scaler.forecasting.seasons import TimedSeries
-from predictive_scaler.operator import failpoints, metrics
+from predictive_scaler.operator import comparison, failpoints, metrics
+from predictive_scaler.operator.comparison import comparison_status, previous_shadow, worse_message
 from predictive_scaler.operator.conditions import (
     Condition,
     Lateness,
@@ -32,7 +33,7 @@ from predictive_scaler.operator.conditions import (
     merge,
     observed,
 )
-from predictive_scaler.operator.kube import Kubernetes, TargetNotFoundError
+from predictive_scaler.operator.kube import Kubernetes, Scale, TargetNotFoundError
 from predictive_scaler.operator.prometheus import MetricsError, PrometheusSource, load_query
 from predictive_scaler.operator.query_scope import query_problem
 from predictive_scaler.operator.report import (
@@ -42,11 +43,17 @@ from predictive_scaler.operator.report import (
     timestamp,
     without_stale_keys,
 )
-from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
+from predictive_scaler.operator.resource import Fallback, Mode, PredictiveScalerSpec
 from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide
+from predictive_scaler.simulation.shadow import (
+    Observed,
+    ShadowState,
+    advance,
+    following_hpa,
+)
 from predictive_scaler.units import format_duration
 
 
@@ -183,6 +190,8 @@ class Evaluator:
             ),
             ready_replicas=scale.ready,
         )
+        compared = _compared(spec, raw_status, decision, history, scale, ok=metrics_error is None)
+        decision, shadow = compared.decision, compared.shadow
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
         new_state, events = decision.state, list[EventNote]()
         if acts and decision.changes_replicas and decision.held != "ScalingDisabled":
@@ -200,10 +209,15 @@ class Evaluator:
             model=selection.chosen,
             seasons=selection.seasons,
             long_history_error=long_error,
+            worse_than_reactive=compared.worse,
         )
-        status = without_stale_keys(
-            raw_status, decision_status(scaling_spec, decision, history, new_state, runtime)
-        )
+        fresh = decision_status(scaling_spec, decision, history, new_state, runtime)
+        if shadow is not None:
+            dry_run = spec.scaling.mode is Mode.DRY_RUN
+            fresh["shadowState"] = json.dumps(shadow.to_json(), separators=(",", ":"))
+            fresh["comparison"] = comparison_status(shadow, dry_run)
+            comparison.publish(ref.namespace, ref.name, shadow)
+        status = without_stale_keys(raw_status, fresh)
         if metrics_error is not None:
             status["decision"] = f"holding {scale.replicas} replicas: {metrics_error}"
         evaluation = self._report(
@@ -368,6 +382,40 @@ class Evaluator:
             value = {"True": 1, "False": 0}.get(condition.status, -1)
             metrics.CONDITION.labels(ref.namespace, ref.name, condition.type).set(value)
         return Evaluation(full, tuple(notes))
+
+
+@dataclass(frozen=True)
+class Compared:
+    """The decision (the shadow HPA's count when following it), the shadow, and why it wins."""
+
+    decision: Decision
+    shadow: ShadowState | None
+    worse: str | None
+
+
+def _compared(
+    spec: PredictiveScalerSpec,
+    raw_status: Mapping[str, Any],
+    decision: Decision,
+    history: LoadHistory,
+    scale: Scale,
+    *,
+    ok: bool,
+) -> Compared:
+    """Advance the shadow HPA on this history (not without metrics: ``ok`` False)."""
+    shadow = previous_shadow(raw_status)
+    if ok:
+        seen = Observed(
+            history, scale.replicas, scale.ready, decision.desired_replicas, decision.forecast
+        )
+        shadow = advance(shadow, spec.shadow_spec(), seen)
+    dry_run = spec.scaling.mode is Mode.DRY_RUN
+    following = spec.comparison.when_worse_than_reactive is Fallback.FOLLOW_HPA and not dry_run
+    worse = worse_message(shadow, dry_run, following)
+    forecast_decided = decision.forecast is not None and not decision.held
+    if worse is not None and following and shadow is not None and forecast_decided:
+        decision = following_hpa(decision, shadow, spec.shadow_spec())
+    return Compared(decision, shadow, worse)
 
 
 def _selection_notes(installed: Refreshed | None, chosen: str | None) -> list[EventNote]:

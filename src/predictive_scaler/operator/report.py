@@ -89,7 +89,7 @@ def decision_status(
 # Status objects the operator writes whole on every evaluation. The status is
 # merge-patched, which keeps keys a patch leaves out: a key an earlier
 # evaluation wrote and this one did not must be sent as null to go.
-OWNED = ("forecast", "overload")
+OWNED = ("forecast", "overload", "comparison")
 
 
 def without_stale_keys(previous: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ before a schema change, or an object applied with validation off).
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -15,9 +16,10 @@ from kubernetes.utils import parse_quantity
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from predictive_scaler.scaling import ScalingSpec
+from predictive_scaler.scaling import DEFAULT_BEHAVIOR, ScalingSpec
 from predictive_scaler.scaling.behavior import ApiModel, Behavior
-from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET
+from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET, ROUNDING
+from predictive_scaler.simulation.shadow import ShadowSpec
 from predictive_scaler.units import parse_duration, percentage
 
 GROUP = "autoscaling.predictive-scaler.io"
@@ -217,6 +219,31 @@ class ScalingSettings(ApiModel):
         return 0.0 if self.lead_time.rstrip("smh") == "0" else parse_duration(self.lead_time)
 
 
+class Fallback(StrEnum):
+    WARN = "Warn"
+    FOLLOW_HPA = "FollowHPA"
+
+
+class ComparisonSettings(ApiModel):
+    """The shadow HPA the object is compared with (status.comparison)."""
+
+    # About what users' HPAs target, and what the benchmarks' baseline runs at.
+    hpa_target_utilization: str = "70%"
+    when_worse_than_reactive: Fallback = Fallback.WARN
+
+    @field_validator("hpa_target_utilization")
+    @classmethod
+    def _utilization(cls, value: str) -> str:
+        share = percentage(value)
+        if not 0.0 < share <= 1.0:
+            raise ValueError(f"hpaTargetUtilization must lie in (0%, 100%], got {value!r}")
+        return value
+
+    @property
+    def utilization(self) -> float:
+        return percentage(self.hpa_target_utilization)
+
+
 class RebalanceSettings(ApiModel):
     enabled: bool = False
 
@@ -229,6 +256,7 @@ class PredictiveScalerSpec(ApiModel):
     metric: MetricSource
     forecast: ForecastSettings = ForecastSettings()
     scaling: ScalingSettings = ScalingSettings()
+    comparison: ComparisonSettings = ComparisonSettings()
     rebalance: RebalanceSettings = RebalanceSettings()
 
     @field_validator("sync_period")
@@ -274,6 +302,25 @@ class PredictiveScalerSpec(ApiModel):
             lead_time_seconds=self.scaling.lead_time_seconds,
             interval=self.forecast.interval,
             behavior=self.scaling.behavior,
+        )
+
+    def shadow_spec(self) -> ShadowSpec:
+        """The HPA this object is compared with: its target, lead time, limits and behavior."""
+        utilization = self.comparison.utilization
+        capacity = self.metric.capacity_value()
+        if capacity is None:
+            target = self.metric.target_value()
+            assert target is not None  # the metric's validator requires one of them
+            capacity = target / utilization
+        step = self.forecast.step_seconds
+        return ShadowSpec(
+            capacity=capacity,
+            target=capacity * utilization,
+            step_seconds=step,
+            startup_steps=math.ceil(self.scaling.lead_time_seconds / step - ROUNDING),
+            min_replicas=self.min_replicas,
+            max_replicas=self.max_replicas,
+            behavior=self.scaling.behavior or DEFAULT_BEHAVIOR,
         )
 
     @classmethod

@@ -40,12 +40,18 @@ class HpaPolicy:
         *,
         tolerance: float = HPA_TOLERANCE,
         behavior: Behavior | None = None,
+        min_replicas: int = 1,
+        max_replicas: int = UNBOUNDED_REPLICAS,
+        state: ScalingState | None = None,
     ) -> None:
         self.config = config
         self.utilisation = utilisation
         self.tolerance = tolerance
         self.behavior = behavior or DEFAULT_BEHAVIOR
-        self.state = ScalingState()
+        self.min_replicas = min_replicas
+        self.max_replicas = max_replicas
+        # A shadow HPA resumes from the state it persisted; a replay starts afresh.
+        self.state = state or ScalingState()
 
     def _proposal(self, last: float, replicas: int, ready: int) -> int:
         per_replica = self.config.capacity * self.utilisation
@@ -72,8 +78,8 @@ class HpaPolicy:
             self.behavior,
             replicas,
             proposal,
-            min_replicas=1,
-            max_replicas=UNBOUNDED_REPLICAS,
+            min_replicas=self.min_replicas,
+            max_replicas=self.max_replicas,
             now=now,
         )[1].replicas
         state = state.with_recommendation(self.behavior, now, proposal)

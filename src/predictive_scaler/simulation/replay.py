@@ -120,11 +120,17 @@ def initial_replicas(load: FloatArray, config: ReplayConfig, utilisation: float)
     )
 
 
-def replay(load: FloatArray, policy: ReplayPolicy, config: ReplayConfig) -> ReplayResult:
-    """Run ``policy`` over ``load`` from ``config.start`` and account for every step."""
+def replay(
+    load: FloatArray, policy: ReplayPolicy, config: ReplayConfig, *, initial: int | None = None
+) -> ReplayResult:
+    """Run ``policy`` over ``load`` from ``config.start`` and account for every step.
+
+    ``initial`` ready replicas (default: :func:`initial_replicas`) run before the start.
+    """
     if config.start >= load.size:
         raise ValueError(f"the trace has {load.size} steps; replay starts at step {config.start}")
-    initial = initial_replicas(load, config, policy.utilisation)
+    if initial is None:
+        initial = initial_replicas(load, config, policy.utilisation)
     fleet = Fleet(initial)
     steps = load.size - config.start
     replicas = np.empty(steps, dtype=np.int64)
@@ -153,16 +159,23 @@ def account(
     A scaling action is a step whose replica count differs from the step
     before (the first step is compared with ``initial``).
     """
-    scored = np.nan_to_num(load[config.start :], nan=0.0)
-    shortfall = scored - ready * config.capacity
-    # The sizing's rounding sliver is forgiven here too, or a policy sized
-    # exactly for the load would "overload" by a floating-point error.
-    overloaded = shortfall > ROUNDING * config.capacity
+    shortfall = np.nan_to_num(load[config.start :], nan=0.0) - ready * config.capacity
+    over = overloaded(load[config.start :], ready, config.capacity)
     minutes_per_step = config.step_seconds / 60.0
     previous = np.concatenate(([initial], replicas[:-1]))
     return Outcome(
-        overload_minutes=float(np.count_nonzero(overloaded) * minutes_per_step),
+        overload_minutes=float(np.count_nonzero(over) * minutes_per_step),
         replica_minutes=float(replicas.sum() * minutes_per_step),
         scaling_actions=int(np.count_nonzero(replicas != previous)),
-        unserved=float(shortfall[overloaded].sum()),
+        unserved=float(shortfall[over].sum()),
     )
+
+
+def overloaded(load: FloatArray, ready: np.ndarray, capacity: float) -> np.ndarray:
+    """Steps whose load exceeds what their ready replicas serve; a missing sample is not one.
+
+    The sizing's rounding sliver is forgiven, or a policy sized exactly for
+    the load would "overload" by a floating-point error.
+    """
+    shortfall = np.nan_to_num(load, nan=0.0) - ready * capacity
+    return np.asarray(shortfall > ROUNDING * capacity)

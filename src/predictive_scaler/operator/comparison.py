@@ -1,0 +1,124 @@
+"""The shadow HPA's comparison as the object's status, its metrics and its verdict."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from predictive_scaler.operator import metrics
+from predictive_scaler.operator.report import timestamp
+from predictive_scaler.simulation.shadow import ShadowState, worse_than_reactive
+from predictive_scaler.simulation.tallies import JUDGED, SIDES, WINDOWS, WindowFigures
+
+
+def previous_shadow(status: Mapping[str, Any]) -> ShadowState | None:
+    raw = status.get("shadowState")
+    if not raw:
+        return None
+    try:
+        return ShadowState.from_json(json.loads(raw))
+    except (ValueError, TypeError, ValidationError):
+        # A damaged shadow starts again from the workload as it runs now.
+        return None
+
+
+def _headline(dry_run: bool) -> str:
+    # A DryRun object runs nothing: its side is the forecast's decisions, replayed.
+    return "replayed" if dry_run else "predictive"
+
+
+def _signed(share: float | None) -> str | None:
+    return None if share is None else f"{share * 100:+.0f}%"
+
+
+def _window_status(figures: WindowFigures, dry_run: bool) -> dict[str, Any]:
+    report: dict[str, Any] = {"window": figures.window.name, "minutes": round(figures.minutes, 3)}
+    for side in SIDES:
+        cost = figures.costs[side]
+        report[side] = {
+            "replicaMinutes": round(cost.replica_minutes, 3),
+            "overloadMinutes": round(cost.overload_minutes, 3),
+        }
+    saved = _signed(figures.saved(_headline(dry_run)))
+    if saved is not None:
+        report["saved"] = saved
+    if figures.forecast_error is not None:
+        report["forecastError"] = round(figures.forecast_error, 4)
+    if figures.coverage is not None:
+        report["forecastCoverage"] = round(figures.coverage, 4)
+    return report
+
+
+def summary(figures: WindowFigures, dry_run: bool) -> str:
+    """The judged window in words, e.g. for ``kubectl describe``."""
+    side = _headline(dry_run)
+    ours, hpa = figures.costs[side], figures.costs["hpa"]
+    saved = figures.saved(side)
+    who = "the forecast's decisions (replayed)" if dry_run else "this workload"
+    if saved is None:
+        return f"no load counted yet over the last {figures.window.name}"
+    change = f"{abs(saved) * 100:.0f}% {'fewer' if saved <= 0 else 'more'}"
+    return (
+        f"over the last {figures.window.name} ({figures.minutes:,.0f} min): {who} ran {change}"
+        f" replica-minutes than the shadow HPA ({ours.replica_minutes:,.0f} vs"
+        f" {hpa.replica_minutes:,.0f}), with {ours.overload_minutes:,.0f} vs"
+        f" {hpa.overload_minutes:,.0f} overload minutes"
+    )
+
+
+def comparison_status(shadow: ShadowState, dry_run: bool) -> dict[str, Any]:
+    now = shadow.consumed_until
+    windows = [shadow.tallies.figures(window, now) for window in WINDOWS]
+    judged = shadow.tallies.figures(JUDGED, now)
+    report: dict[str, Any] = {
+        "since": timestamp(shadow.since),
+        "hpaReplicas": shadow.hpa_replicas,
+        "summary": summary(judged, dry_run),
+        "windows": [_window_status(figures, dry_run) for figures in windows],
+    }
+    saved = _signed(judged.saved(_headline(dry_run)))
+    # None deletes an earlier figure (the status is merge-patched).
+    report["saved"] = saved
+    return report
+
+
+def worse_message(shadow: ShadowState | None, dry_run: bool, following: bool) -> str | None:
+    """Words for ForecastReliable=False/WorseThanReactive, or None while the forecast holds up.
+
+    Judged on the workload as it ran (an Auto object), or on the forecast's
+    decisions replayed (a DryRun object, which runs nothing).
+    """
+    side = _headline(dry_run)
+    if shadow is None or not worse_than_reactive(shadow, side):
+        return None
+    figures = shadow.tallies.figures(JUDGED, shadow.consumed_until)
+    ours, hpa = figures.costs[side], figures.costs["hpa"]
+    who = "the forecast's decisions (replayed)" if dry_run else "this workload"
+    words = (
+        f"over the last {JUDGED.name} {who} took {ours.replica_minutes:,.0f} replica-minutes"
+        f" and was overloaded {ours.overload_minutes:,.1f} minutes, the shadow HPA"
+        f" {hpa.replica_minutes:,.0f} and {hpa.overload_minutes:,.1f}"
+    )
+    if following:
+        return f"{words}; following the shadow HPA's replicas until that is no longer so"
+    return (
+        f"{words}; check spec.scaling.leadTime against the pods' start-up, try other "
+        "spec.forecast.models, or set spec.comparison.whenWorseThanReactive: FollowHPA"
+    )
+
+
+def publish(namespace: str, name: str, shadow: ShadowState) -> None:
+    labels = (namespace, name)
+    metrics.REPLICAS.labels(*labels, "shadow_hpa").set(shadow.hpa_replicas)
+    for window in WINDOWS:
+        figures = shadow.tallies.figures(window, shadow.consumed_until)
+        for side in SIDES:
+            cost = figures.costs[side]
+            metrics.REPLICA_MINUTES.labels(*labels, side, window.name).set(cost.replica_minutes)
+            metrics.OVERLOAD_MINUTES.labels(*labels, side, window.name).set(cost.overload_minutes)
+        if figures.coverage is not None and figures.forecast_error is not None:
+            metrics.FORECAST_COVERAGE.labels(*labels, window.name).set(figures.coverage)
+            metrics.FORECAST_ERROR.labels(*labels, window.name).set(figures.forecast_error)

@@ -1,0 +1,180 @@
+"""Rolling tallies behind ``status.comparison``: what ran, what the HPA would have run.
+
+Three sides are counted step by step: ``predictive`` (the workload as it
+really ran), ``replayed`` (the forecast's own decisions through the replay
+model: what a DryRun object would have run, and like for like with the
+shadow) and ``hpa`` (the shadow HPA). Forecasts that came due are scored
+beside them.
+
+Steps are summed into buckets, not kept: five-minute buckets for the hour
+window and hourly ones for the day and the week, so a week costs 180 small
+rows in an object's status and the windows roll at that resolution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+SIDES = ("predictive", "replayed", "hpa")
+
+
+class Field(IntEnum):
+    """Columns of a bucket row (after its start time)."""
+
+    MINUTES = 0  # of steps counted
+    PREDICTIVE_REPLICA_MINUTES = 1
+    PREDICTIVE_OVERLOAD_MINUTES = 2
+    REPLAYED_REPLICA_MINUTES = 3
+    REPLAYED_OVERLOAD_MINUTES = 4
+    HPA_REPLICA_MINUTES = 5
+    HPA_OVERLOAD_MINUTES = 6
+    FORECASTS = 7  # forecast steps scored
+    SCALED_ERROR = 8  # sum of |actual - mean| / scale
+    COVERED = 9  # of which within the interval
+
+
+WIDTH = len(Field)
+
+
+@dataclass(frozen=True)
+class Tier:
+    bucket_seconds: float
+    keep: int
+
+
+FINE = Tier(300.0, 12)
+COARSE = Tier(3600.0, 168)
+
+
+@dataclass(frozen=True)
+class Window:
+    name: str
+    seconds: float
+    tier: Tier
+
+
+WINDOWS = (
+    Window("1h", 3600.0, FINE),
+    Window("24h", 86400.0, COARSE),
+    Window("7d", 604800.0, COARSE),
+)
+# The window whose figures decide WorseThanReactive and the SAVED column.
+JUDGED = WINDOWS[1]
+# A verdict on fewer steps than this would be about noise.
+JUDGED_STEPS = 60
+
+
+@dataclass(frozen=True)
+class Cost:
+    replica_minutes: float
+    overload_minutes: float
+
+
+@dataclass(frozen=True)
+class Sides:
+    """One step's replicas and whether each side was overloaded."""
+
+    replicas: tuple[int, int, int]
+    overloaded: tuple[bool, bool, bool]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Forecast steps that came due: how many, their summed scaled error, how many covered."""
+
+    count: int = 0
+    scaled_error: float = 0.0
+    covered: int = 0
+
+
+@dataclass(frozen=True)
+class WindowFigures:
+    window: Window
+    minutes: float
+    costs: dict[str, Cost]
+    forecasts: int
+    # Mean absolute scaled error of the forecast steps that came due (MASE).
+    forecast_error: float | None
+    # Share of them inside the forecast interval.
+    coverage: float | None
+
+    def saved(self, side: str = "predictive") -> float | None:
+        """Relative replica-minutes against the shadow HPA (-0.18: 18 % fewer)."""
+        hpa = self.costs["hpa"].replica_minutes
+        return None if hpa <= 0 else self.costs[side].replica_minutes / hpa - 1.0
+
+    def worse_than_reactive(self, step_seconds: float, side: str = "predictive") -> bool:
+        """``side`` cost more replica-minutes *and* overloaded more than the shadow HPA."""
+        if self.minutes < JUDGED_STEPS * step_seconds / 60.0:
+            return False
+        ours, hpa = self.costs[side], self.costs["hpa"]
+        return (
+            ours.overload_minutes > hpa.overload_minutes
+            and ours.replica_minutes > hpa.replica_minutes
+        )
+
+
+Row = tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Tallies:
+    """Bucket rows ``(start, *Field)`` per tier, oldest first."""
+
+    fine: tuple[Row, ...] = ()
+    coarse: tuple[Row, ...] = ()
+
+    def add(self, time: float, minutes: float, sides: Sides, scored: Scored) -> Tallies:
+        """Count one step of ``minutes`` that ended at ``time``."""
+        values = np.zeros(WIDTH)
+        values[Field.MINUTES] = minutes
+        for index, (replicas, over) in enumerate(
+            zip(sides.replicas, sides.overloaded, strict=True)
+        ):
+            values[1 + 2 * index] = replicas * minutes
+            values[2 + 2 * index] = minutes if over else 0.0
+        values[Field.FORECASTS] = scored.count
+        values[Field.SCALED_ERROR] = scored.scaled_error
+        values[Field.COVERED] = scored.covered
+        return Tallies(
+            _added(self.fine, FINE, time, values), _added(self.coarse, COARSE, time, values)
+        )
+
+    def figures(self, window: Window, now: float) -> WindowFigures:
+        """The sums over the buckets of ``window`` that end after ``now - window``."""
+        rows = self.fine if window.tier is FINE else self.coarse
+        newest = _bucket_start(now, window.tier)
+        oldest = newest - window.seconds + window.tier.bucket_seconds
+        kept = [row[1:] for row in rows if row[0] >= oldest - 1e-6]
+        total = np.sum(kept, axis=0) if kept else np.zeros(WIDTH)
+        costs = {
+            side: Cost(float(total[1 + 2 * index]), float(total[2 + 2 * index]))
+            for index, side in enumerate(SIDES)
+        }
+        count = round(float(total[Field.FORECASTS]))
+        return WindowFigures(
+            window,
+            float(total[Field.MINUTES]),
+            costs,
+            count,
+            float(total[Field.SCALED_ERROR]) / count if count else None,
+            float(total[Field.COVERED]) / count if count else None,
+        )
+
+
+def _bucket_start(time: float, tier: Tier) -> float:
+    # A step ending exactly on a boundary belongs to the bucket it ends.
+    return float(np.ceil(time / tier.bucket_seconds - 1e-9) - 1) * tier.bucket_seconds
+
+
+def _added(rows: tuple[Row, ...], tier: Tier, time: float, values: np.ndarray) -> tuple[Row, ...]:
+    start = _bucket_start(time, tier)
+    if rows and abs(rows[-1][0] - start) < 1e-6:
+        last = rows[-1]
+        merged = (last[0], *(round(a + b, 6) for a, b in zip(last[1:], values, strict=True)))
+        return (*rows[:-1], merged)
+    fresh = (start, *(round(float(v), 6) for v in values))
+    return (*rows, fresh)[-tier.keep :]

@@ -1,0 +1,149 @@
+"""The shadow HPA's spec, status, verdict and metrics as the operator shows them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from prometheus_client import REGISTRY
+
+from predictive_scaler.forecasting import Forecast
+from predictive_scaler.operator import metrics
+from predictive_scaler.operator.comparison import (
+    comparison_status,
+    previous_shadow,
+    publish,
+    worse_message,
+)
+from predictive_scaler.operator.conditions import Observation, observed
+from predictive_scaler.operator.resource import PredictiveScalerSpec
+from predictive_scaler.scaling import DEFAULT_BEHAVIOR, Decision, LoadHistory, ScalingState
+from predictive_scaler.simulation.shadow import Observed, ShadowState, advance
+
+SPEC = {
+    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+    "maxReplicas": 40,
+    "metric": {"resource": "cpu", "targetPerReplica": "700m"},
+    "forecast": {"step": "1m"},
+    "scaling": {"leadTime": "150s"},
+}
+
+
+def test_the_shadow_hpa_targets_what_the_object_does_and_saturates_at_its_utilisation() -> None:
+    shadow = PredictiveScalerSpec.from_body(SPEC).shadow_spec()
+    assert shadow.target == pytest.approx(0.7)
+    assert shadow.capacity == pytest.approx(1.0)  # 0.7 at the default 70 %
+    assert shadow.startup_steps == 3  # 150 s of start-up in whole minutes
+    assert shadow.behavior == DEFAULT_BEHAVIOR  # the HPA's, not the predictive default
+    assert (shadow.min_replicas, shadow.max_replicas) == (1, 40)
+
+    budgeted = PredictiveScalerSpec.from_body(
+        {
+            **SPEC,
+            "metric": {"resource": "cpu", "capacityPerReplica": "2"},
+            "comparison": {"hpaTargetUtilization": "50%"},
+        }
+    ).shadow_spec()
+    assert budgeted.capacity == pytest.approx(2.0)
+    assert budgeted.target == pytest.approx(1.0)
+
+
+def test_a_utilisation_the_api_server_would_refuse_is_refused_here_too() -> None:
+    with pytest.raises(ValueError, match="hpaTargetUtilization"):
+        PredictiveScalerSpec.from_body({**SPEC, "comparison": {"hpaTargetUtilization": "150%"}})
+
+
+def losing_shadow(steps: int = 120, *, ready: int = 9, replicas: int = 9) -> ShadowState:
+    """A forecast that flaps between far too many and far too few replicas on a steady load."""
+    spec = PredictiveScalerSpec.from_body(SPEC).shadow_spec()
+    load = np.full(steps, 6.0)
+    state = None
+    for newest in range(1, steps):
+        values = np.concatenate([np.full(200 - newest - 1, np.nan), load[: newest + 1]])
+        history = LoadHistory(values, 60.0, 1_700_000_040.0 + 60.0 * newest)
+        forecast = Forecast("gm11", np.full(4, 6.0), np.full(4, 5.0), np.full(4, 7.0), 0.9)
+        desired = 30 if newest % 2 else 2
+        state = advance(state, spec, Observed(history, replicas, ready, desired, forecast))
+    assert state is not None
+    return state
+
+
+def test_status_shows_every_window_and_the_saving_of_the_day() -> None:
+    state = losing_shadow()
+    status = comparison_status(state, dry_run=False)
+    assert [w["window"] for w in status["windows"]] == ["1h", "24h", "7d"]
+    day = status["windows"][1]
+    # The workload ran 9 replicas; the HPA settles near 6 / 0.7 = 9 too, having
+    # started from 9: nothing saved, nothing lost, on a steady load.
+    assert day["predictive"]["replicaMinutes"] == 9 * day["minutes"]
+    assert status["saved"] == day["saved"]
+    assert status["summary"].startswith("over the last 24h")
+    assert status["hpaReplicas"] == state.hpa_replicas
+    assert day["forecastCoverage"] == 1.0
+    assert day["forecastError"] == 0.0
+    # The status survives its own JSON.
+    again = previous_shadow({"shadowState": json.dumps(state.to_json())})
+    assert again == state
+    assert previous_shadow({"shadowState": "{broken"}) is None
+
+
+def test_a_dry_run_headlines_the_forecasts_decisions_not_what_something_else_ran() -> None:
+    state = losing_shadow()
+    day = comparison_status(state, dry_run=True)["windows"][1]
+    replayed, hpa = day["replayed"]["replicaMinutes"], day["hpa"]["replicaMinutes"]
+    assert day["saved"] == f"{(replayed / hpa - 1) * 100:+.0f}%"
+
+
+def test_losing_on_both_counts_turns_forecast_reliable_false_with_advice() -> None:
+    state = losing_shadow()
+    # Judged on the forecast's decisions replayed for a DryRun object, which
+    # flapped; the workload itself ran a steady 9, as the shadow did.
+    assert worse_message(state, dry_run=False, following=False) is None
+    message = worse_message(state, dry_run=True, following=False)
+    assert message is not None
+    assert "whenWorseThanReactive: FollowHPA" in message
+    forecast = Forecast("gm11", np.full(2, 6.0), np.full(2, 5.0), np.full(2, 7.0), 0.9)
+    decision = Decision(9, 9, ("x",), ScalingState(), forecast=forecast)
+    seen = Observation(False, decision, 200, 200, "1m", None, "gm11", worse_than_reactive=message)
+    reliable = next(c for c in observed(seen) if c.type == "ForecastReliable")
+    assert (reliable.status, reliable.reason) == ("False", "WorseThanReactive")
+    assert not reliable.healthy  # so its Event is a Warning
+    assert "following" in (worse_message(state, dry_run=True, following=True) or "")
+    too_few = losing_shadow(steps=20)
+    assert worse_message(too_few, dry_run=True, following=False) is None
+
+
+def test_a_workload_that_ran_dear_and_overloaded_is_worse_than_reactive() -> None:
+    # 30 replicas of which 2 ready (pods slower than the lead time says):
+    # dearer than the shadow HPA and overloaded where it was not.
+    state = losing_shadow(ready=2, replicas=30)
+    message = worse_message(state, dry_run=False, following=False)
+    assert message is not None
+    assert message.startswith("over the last 24h this workload took")
+
+
+def sample(name: str, labels: dict[str, str]) -> float | None:
+    return REGISTRY.get_sample_value(name, labels)
+
+
+def test_metrics_show_each_scaler_and_window_and_go_with_the_object() -> None:
+    state = losing_shadow()
+    publish(
+        "team",
+        "web",
+        state,
+    )
+    labels = {"namespace": "team", "name": "web"}
+    day = comparison_status(state, dry_run=False)["windows"][1]
+    hpa = sample("predictive_scaler_replica_minutes", {**labels, "scaler": "hpa", "window": "24h"})
+    assert hpa == pytest.approx(day["hpa"]["replicaMinutes"], abs=1e-3)
+    assert sample("predictive_scaler_forecast_coverage", {**labels, "window": "1h"}) == 1.0
+    shadow = sample("predictive_scaler_replicas", {**labels, "kind": "shadow_hpa"})
+    assert shadow == state.hpa_replicas
+    metrics.forget("team", "web")
+    assert (
+        sample("predictive_scaler_replica_minutes", {**labels, "scaler": "hpa", "window": "24h"})
+        is None
+    )
+    assert sample("predictive_scaler_forecast_error", {**labels, "window": "7d"}) is None
