@@ -401,6 +401,10 @@ class Demo:
         seasons = (status.get("forecast") or {}).get("seasons")
         if seasons:
             self.say(f"the scaler's seasons at the end: {seasons.get('summary')}")
+        comparison = status.get("comparison")
+        if comparison:
+            # Live, in the operator, on the demo's accelerated clock (wall minutes).
+            self.say(f"the operator's own shadow HPA (status.comparison): {comparison['summary']}")
         summary = summarise(
             ticks,
             hpa_ticks,

@@ -174,7 +174,6 @@ def advance(state: ShadowState | None, spec: ShadowSpec, seen: Observed) -> Shad
     hpa, replayed = state.hpa_fleet.fleet(), state.replayed_fleet.fleet()
     hpa_ready, last_load = state.hpa_ready, state.last_load
     pending, tallies = list(state.pending), state.tallies
-    minutes = step / 60.0
     t = 0
     for index in new:
         t = round(times[index] / step)
@@ -190,7 +189,7 @@ def advance(state: ShadowState | None, spec: ShadowSpec, seen: Observed) -> Shad
             (seen.replicas, len(replayed), len(hpa)), (bool(over[0]), bool(over[1]), bool(over[2]))
         )
         scored, pending = _score(pending, float(times[index]), load, step)
-        tallies = tallies.add(float(times[index]), minutes, sides, scored)
+        tallies = tallies.add(float(times[index]), step, sides, scored)
         last_load = load if math.isfinite(load) else None
     advanced = dataclasses.replace(
         state,

@@ -24,13 +24,14 @@ SIDES = ("predictive", "replayed", "hpa")
 class Field(IntEnum):
     """Columns of a bucket row (after its start time)."""
 
-    MINUTES = 0  # of steps counted
-    PREDICTIVE_REPLICA_MINUTES = 1
-    PREDICTIVE_OVERLOAD_MINUTES = 2
-    REPLAYED_REPLICA_MINUTES = 3
-    REPLAYED_OVERLOAD_MINUTES = 4
-    HPA_REPLICA_MINUTES = 5
-    HPA_OVERLOAD_MINUTES = 6
+    # In seconds, not minutes: whole numbers for whole-second steps, so sums stay exact.
+    SECONDS = 0  # of steps counted
+    PREDICTIVE_REPLICA_SECONDS = 1
+    PREDICTIVE_OVERLOAD_SECONDS = 2
+    REPLAYED_REPLICA_SECONDS = 3
+    REPLAYED_OVERLOAD_SECONDS = 4
+    HPA_REPLICA_SECONDS = 5
+    HPA_OVERLOAD_SECONDS = 6
     FORECASTS = 7  # forecast steps scored
     SCALED_ERROR = 8  # sum of |actual - mean| / scale
     COVERED = 9  # of which within the interval
@@ -127,15 +128,15 @@ class Tallies:
     fine: tuple[Row, ...] = ()
     coarse: tuple[Row, ...] = ()
 
-    def add(self, time: float, minutes: float, sides: Sides, scored: Scored) -> Tallies:
-        """Count one step of ``minutes`` that ended at ``time``."""
+    def add(self, time: float, seconds: float, sides: Sides, scored: Scored) -> Tallies:
+        """Count one step of ``seconds`` that ended at ``time``."""
         values = np.zeros(WIDTH)
-        values[Field.MINUTES] = minutes
+        values[Field.SECONDS] = seconds
         for index, (replicas, over) in enumerate(
             zip(sides.replicas, sides.overloaded, strict=True)
         ):
-            values[1 + 2 * index] = replicas * minutes
-            values[2 + 2 * index] = minutes if over else 0.0
+            values[1 + 2 * index] = replicas * seconds
+            values[2 + 2 * index] = seconds if over else 0.0
         values[Field.FORECASTS] = scored.count
         values[Field.SCALED_ERROR] = scored.scaled_error
         values[Field.COVERED] = scored.covered
@@ -151,13 +152,13 @@ class Tallies:
         kept = [row[1:] for row in rows if row[0] >= oldest - 1e-6]
         total = np.sum(kept, axis=0) if kept else np.zeros(WIDTH)
         costs = {
-            side: Cost(float(total[1 + 2 * index]), float(total[2 + 2 * index]))
+            side: Cost(float(total[1 + 2 * index]) / 60.0, float(total[2 + 2 * index]) / 60.0)
             for index, side in enumerate(SIDES)
         }
         count = round(float(total[Field.FORECASTS]))
         return WindowFigures(
             window,
-            float(total[Field.MINUTES]),
+            float(total[Field.SECONDS]) / 60.0,
             costs,
             count,
             float(total[Field.SCALED_ERROR]) / count if count else None,
