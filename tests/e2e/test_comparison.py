@@ -1,10 +1,11 @@
 """The shadow HPA on a real trace: it runs what the replay runs, and the operator says it loses.
 
 A PredictiveScaler scales a Deployment while a real trace drives its pods'
-CPU. The shadow HPA the operator advances on every evaluation must agree
-exactly with :func:`simulation.replay` of the same samples read back from
-Prometheus, and its figures must reach status, metrics, ``kubectl get`` and
-``kubectl describe``.
+CPU, and the operator is killed and restarted half-way. The shadow HPA the
+operator advances on every evaluation must agree exactly with
+:func:`simulation.replay` of the same samples read back from Prometheus (a
+shadow that restarted would not), and its figures must reach status,
+metrics, ``kubectl get`` and ``kubectl describe``.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from predictive_scaler.scaling import ScalingState
 from predictive_scaler.simulation import replay
 from predictive_scaler.simulation.shadow import ShadowState
 from predictive_scaler.simulation.tallies import WINDOWS
-from tests.e2e.test_operator_scaling import SECONDS_PER_STEP, nasa_morning
 from tests.fixtures.cluster import PrometheusQuery, create_deployment, wait_for
+from tests.fixtures.load import SECONDS_PER_STEP, nasa_morning, replay_curve
 from tests.fixtures.operator import (
     condition,
     events_for,
@@ -50,7 +51,7 @@ def shadow_of(status: dict[str, Any]) -> ShadowState:
     return ShadowState.from_json(json.loads(status["shadowState"]))
 
 
-def test_the_shadow_hpa_runs_what_the_replay_runs_on_the_same_samples_and_shows_the_saving(
+def test_the_shadow_hpa_runs_what_the_replay_runs_across_a_crash_and_shows_the_saving(
     operator: OperatorProcess,
     local_cluster: local.LocalCluster,
     core_v1: client.CoreV1Api,
@@ -74,19 +75,20 @@ def test_the_shadow_hpa_runs_what_the_replay_runs_on_the_same_samples_and_shows_
     )
     custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
 
-    def load_at(seconds: float) -> float:
-        return float(np.interp(seconds / SECONDS_PER_STEP, np.arange(curve.size), curve))
+    started: list[float] = []
 
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", load_at)
-    driver.start()
-    try:
-        wait_for(lambda: driver.elapsed() >= duration, timeout=duration + 30, what="the replay")
-    finally:
-        driver.stop()
+    def crash_and_restart() -> None:
+        # The shadow lives in status: an operator killed mid-way must carry it on.
+        started.append(shadow_of(read_status(custom_objects, namespace, "web")).since)
+        operator.kill()
+        operator.start()
+
+    driver = replay_curve(core_v1, apps_v1, namespace, "web", curve, midway=crash_and_restart)
     assert not driver.errors, driver.errors
 
     status = read_status(custom_objects, namespace, "web")
     shadow = shadow_of(status)
+    assert [shadow.since] == started
     spec = PredictiveScalerSpec.from_body(body["spec"])
     shadow_spec = spec.shadow_spec()
     # The samples the shadow consumed, read back as the operator reads them.

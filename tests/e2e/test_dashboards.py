@@ -70,6 +70,8 @@ def test_every_dashboard_query_answers_with_finite_numbers_from_a_real_run(
             bool,
         )
         prometheus_query("predictive_scaler_balance_degree", bool)
+        # A forecast is scored once its lead-time step has come due and settled.
+        prometheus_query(f'predictive_scaler_forecast_coverage{{namespace="{namespace}"}}', bool)
         checked = 0
         for path in boards():
             board = load(path)

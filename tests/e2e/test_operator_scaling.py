@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from kubernetes import client
 from prometheus_api_client import PrometheusConnect
 
@@ -17,8 +16,8 @@ from predictive_scaler.demo.load import LoadDriver, Tick
 from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.promclient import instant_query
-from predictive_scaler.traces import read_trace
 from tests.fixtures.cluster import create_deployment, wait_for
+from tests.fixtures.load import PEAK_CORES, SECONDS_PER_STEP, nasa_morning, replay_curve
 from tests.fixtures.operator import (
     condition,
     events_for,
@@ -27,19 +26,9 @@ from tests.fixtures.operator import (
     scaler,
 )
 
-SECONDS_PER_STEP = 2.0  # one 15-minute bucket of the trace is replayed in 2 s
-PEAK_CORES = 4.0
 CAPACITY = 1.0  # cores one replica can carry: its CPU request
 TARGET = 0.5  # cores per replica the scaler sizes for
 WARMUP = 40.0  # seconds of history before the operator may decide
-
-
-def nasa_morning(traces: Path) -> np.ndarray:
-    """NASA HTTP, Monday 3 July 1995, 03:00-20:00 in 15-minute buckets, scaled to PEAK_CORES."""
-    trace = read_trace(traces / "nasa_http_1995_per_minute.csv.gz", "requests_per_minute")
-    day = np.asarray(trace.values)[2 * 1440 : 3 * 1440].reshape(-1, 15).sum(axis=1)
-    window = day[12:80]
-    return np.asarray(window / window.max() * PEAK_CORES, dtype=float)
 
 
 def test_operator_scales_ahead_of_a_real_trace_and_back_within_its_behavior(
@@ -69,15 +58,7 @@ def test_operator_scales_ahead_of_a_real_trace_and_back_within_its_behavior(
     }
     custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
 
-    def load_at(seconds: float) -> float:
-        return float(np.interp(seconds / SECONDS_PER_STEP, np.arange(curve.size), curve))
-
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", load_at)
-    driver.start()
-    try:
-        wait_for(lambda: driver.elapsed() >= duration, timeout=duration + 30, what="the replay")
-    finally:
-        driver.stop()
+    driver = replay_curve(core_v1, apps_v1, namespace, "web", curve)
     ticks = driver.ticks
     assert not driver.errors, driver.errors
     assert len(ticks) > duration * 0.8, "the driver fell behind"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -10,8 +11,9 @@ from pydantic import ValidationError
 
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.report import timestamp
-from predictive_scaler.simulation.shadow import ShadowState, worse_than_reactive
+from predictive_scaler.simulation.shadow import ShadowState, judged_side, worse_than_reactive
 from predictive_scaler.simulation.tallies import JUDGED, SIDES, WINDOWS, WindowFigures
+from predictive_scaler.units import format_duration
 
 
 def previous_shadow(status: Mapping[str, Any]) -> ShadowState | None:
@@ -85,29 +87,32 @@ def comparison_status(shadow: ShadowState, dry_run: bool) -> dict[str, Any]:
     return report
 
 
-def worse_message(shadow: ShadowState | None, dry_run: bool, following: bool) -> str | None:
-    """Words for ForecastReliable=False/WorseThanReactive, or None while the forecast holds up.
-
-    Judged on the workload as it ran (an Auto object), or on the forecast's
-    decisions replayed (a DryRun object, which runs nothing).
-    """
-    side = _headline(dry_run)
-    if shadow is None or not worse_than_reactive(shadow, side):
+def worse_message(shadow: ShadowState | None, dry_run: bool) -> str | None:
+    """Words for ForecastReliable=False/WorseThanReactive, or None while the forecast holds up."""
+    if shadow is None:
         return None
-    figures = shadow.tallies.figures(JUDGED, shadow.consumed_until)
+    side = judged_side(shadow, dry_run)
+    if not shadow.following and not worse_than_reactive(shadow, side):
+        return None
+    figures = shadow.tallies.judged(shadow.consumed_until)
     ours, hpa = figures.costs[side], figures.costs["hpa"]
-    who = "the forecast's decisions (replayed)" if dry_run else "this workload"
+    who = "this workload" if side == "predictive" else "the forecast's decisions (replayed)"
     words = (
-        f"over the last {JUDGED.name} {who} took {ours.replica_minutes:,.0f} replica-minutes"
-        f" and was overloaded {ours.overload_minutes:,.1f} minutes, the shadow HPA"
-        f" {hpa.replica_minutes:,.0f} and {hpa.overload_minutes:,.1f}"
+        f"over the last {format_duration(figures.minutes * 60.0)} {who} took"
+        f" {ours.replica_minutes:,.0f} replica-minutes and was overloaded"
+        f" {ours.overload_minutes:,.1f} minutes, the shadow HPA {hpa.replica_minutes:,.0f}"
+        f" and {hpa.overload_minutes:,.1f}"
     )
-    if following:
-        return f"{words}; following the shadow HPA's replicas until that is no longer so"
-    return (
-        f"{words}; check spec.scaling.leadTime against the pods' start-up, try other "
-        "spec.forecast.models, or set spec.comparison.whenWorseThanReactive: FollowHPA"
-    )
+    if shadow.following:
+        since = timestamp(shadow.switched_at or shadow.consumed_until)
+        return (
+            f"following the shadow HPA's replicas since {since}, until the forecast's own"
+            f" decisions win again; {words}"
+        )
+    advice = "check spec.scaling.leadTime against the pods' start-up, or try other models"
+    if not dry_run:
+        advice += "; spec.comparison.whenWorseThanReactive: FollowHPA sets the HPA's count"
+    return f"{words}; {advice}"
 
 
 def publish(namespace: str, name: str, shadow: ShadowState) -> None:
@@ -122,3 +127,8 @@ def publish(namespace: str, name: str, shadow: ShadowState) -> None:
         if figures.coverage is not None and figures.forecast_error is not None:
             metrics.FORECAST_COVERAGE.labels(*labels, window.name).set(figures.coverage)
             metrics.FORECAST_ERROR.labels(*labels, window.name).set(figures.forecast_error)
+        else:
+            # No forecast came due in the window (any more): no stale figure either.
+            for gauge in (metrics.FORECAST_COVERAGE, metrics.FORECAST_ERROR):
+                with contextlib.suppress(KeyError):
+                    gauge.remove(*labels, window.name)

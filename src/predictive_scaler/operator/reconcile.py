@@ -23,7 +23,6 @@ from pydantic import ValidationError
 from predictive_scaler.forecasting import Refreshed
 from predictive_scaler.forecasting.seasons import TimedSeries
 from predictive_scaler.operator import comparison, failpoints, metrics
-from predictive_scaler.operator.comparison import comparison_status, previous_shadow, worse_message
 from predictive_scaler.operator.conditions import (
     Condition,
     Lateness,
@@ -53,6 +52,7 @@ from predictive_scaler.simulation.shadow import (
     ShadowState,
     advance,
     following_hpa,
+    steered,
 )
 from predictive_scaler.units import format_duration
 
@@ -215,7 +215,7 @@ class Evaluator:
         if shadow is not None:
             dry_run = spec.scaling.mode is Mode.DRY_RUN
             fresh["shadowState"] = json.dumps(shadow.to_json(), separators=(",", ":"))
-            fresh["comparison"] = comparison_status(shadow, dry_run)
+            fresh["comparison"] = comparison.comparison_status(shadow, dry_run)
             comparison.publish(ref.namespace, ref.name, shadow)
         status = without_stale_keys(raw_status, fresh)
         if metrics_error is not None:
@@ -403,19 +403,20 @@ def _compared(
     ok: bool,
 ) -> Compared:
     """Advance the shadow HPA on this history (not without metrics: ``ok`` False)."""
-    shadow = previous_shadow(raw_status)
+    shadow = comparison.previous_shadow(raw_status)
     if ok:
         seen = Observed(
             history, scale.replicas, scale.ready, decision.desired_replicas, decision.forecast
         )
         shadow = advance(shadow, spec.shadow_spec(), seen)
+    if shadow is None:
+        return Compared(decision, None, None)
     dry_run = spec.scaling.mode is Mode.DRY_RUN
-    following = spec.comparison.when_worse_than_reactive is Fallback.FOLLOW_HPA and not dry_run
-    worse = worse_message(shadow, dry_run, following)
-    forecast_decided = decision.forecast is not None and not decision.held
-    if worse is not None and following and shadow is not None and forecast_decided:
+    follow = spec.comparison.when_worse_than_reactive is Fallback.FOLLOW_HPA
+    shadow = steered(shadow, follow=follow, dry_run=dry_run)
+    if shadow.following and decision.forecast is not None and not decision.held:
         decision = following_hpa(decision, shadow, spec.shadow_spec())
-    return Compared(decision, shadow, worse)
+    return Compared(decision, shadow, comparison.worse_message(shadow, dry_run))
 
 
 def _selection_notes(installed: Refreshed | None, chosen: str | None) -> list[EventNote]:

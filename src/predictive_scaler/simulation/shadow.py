@@ -26,10 +26,10 @@ from predictive_scaler.forecasting.metrics import naive_scale
 from predictive_scaler.scaling import Behavior, Decision, LoadHistory, ScalingState
 from predictive_scaler.simulation.policies import HpaPolicy
 from predictive_scaler.simulation.replay import Fleet, ReplayConfig, overloaded
-from predictive_scaler.simulation.tallies import JUDGED, WINDOWS, Scored, Sides, Tallies
+from predictive_scaler.simulation.tallies import Scored, Sides, Tallies
 
-# Forecast steps awaiting their actual load; more only after a pile-up of restarts.
-MAX_PENDING = 256
+# Forecasts awaiting their load: one per step of the lead time, and some to spare.
+MAX_PENDING = 512
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,8 @@ class FleetState:
 
 @dataclass(frozen=True)
 class PendingForecast:
+    """The forecast for the step a decision's new pods must serve, awaiting its load."""
+
     due: float
     mean: float
     lower: float
@@ -101,20 +103,38 @@ class Observed:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """One evaluation's workload, and its decision, by the history's newest sample.
+
+    The replicas it read served that sample (as :func:`decide` takes them);
+    its decision serves the samples after it.
+    """
+
+    end: float
+    replicas: int
+    ready: int
+    desired: int
+
+
+@dataclass(frozen=True)
 class ShadowState:
     since: float
     step_seconds: float
     # The newest sample consumed, and its load (None: missing).
     consumed_until: float
     last_load: float | None
-    hpa: ScalingState
+    hpa_state: ScalingState
     hpa_fleet: FleetState
     hpa_ready: int
     replayed_fleet: FleetState
-    last_desired: int
+    # The evaluations whose readings the samples not yet consumed need.
+    readings: tuple[Reading, ...]
     forecast_issued: float | None = None
     pending: tuple[PendingForecast, ...] = ()
     tallies: Tallies = field(default_factory=Tallies)
+    # Setting the shadow's count instead of the forecast's (FollowHPA), since switched_at.
+    following: bool = False
+    switched_at: float | None = None
 
     @property
     def hpa_replicas(self) -> int:
@@ -132,23 +152,32 @@ class ShadowState:
 _ADAPTER = TypeAdapter(ShadowState)
 
 
+def _reading(seen: Observed) -> Reading:
+    return Reading(seen.history.end_time, seen.replicas, seen.ready, seen.desired)
+
+
 def _start(previous: ShadowState | None, spec: ShadowSpec, seen: Observed) -> ShadowState:
     """A shadow that takes over the workload as it runs now, at the newest settled sample."""
     history = seen.history
     replicas = min(max(seen.replicas, spec.min_replicas), spec.max_replicas)
     consumed = history.end_time - history.step_seconds
     last = float(history.values[-2]) if history.values.size >= 2 else math.nan
+    tallies = Tallies()
+    if previous is not None:
+        # Never count a moment twice (a finer step may start before the last consumed).
+        consumed = max(consumed, previous.consumed_until)
+        tallies = previous.tallies
     return ShadowState(
         since=consumed if previous is None else previous.since,
         step_seconds=history.step_seconds,
         consumed_until=consumed,
         last_load=last if math.isfinite(last) else None,
-        hpa=ScalingState(),
+        hpa_state=ScalingState(),
         hpa_fleet=FleetState(replicas),
         hpa_ready=replicas,
         replayed_fleet=FleetState(seen.replicas),
-        last_desired=seen.desired,
-        tallies=Tallies() if previous is None else previous.tallies,
+        readings=(),
+        tallies=tallies,
     )
 
 
@@ -161,49 +190,61 @@ def _restarts(state: ShadowState, history: LoadHistory) -> bool:
     )
 
 
+def _latest(readings: tuple[Reading, ...], until: float) -> Reading | None:
+    found = [r for r in readings if r.end <= until + 1e-6]
+    return found[-1] if found else None
+
+
 def advance(state: ShadowState | None, spec: ShadowSpec, seen: Observed) -> ShadowState:
     """The shadow after the settled samples of ``seen.history`` it has not consumed yet."""
     history, step = seen.history, seen.history.step_seconds
     if state is None or _restarts(state, history):
-        return _issued(_start(state, spec, seen), seen)
+        return _recorded(_start(state, spec, seen), seen)
     times = history.end_time - step * np.arange(history.values.size - 1, -1, -1)
     new = [i for i in range(history.values.size - 1) if times[i] > state.consumed_until + 1e-6]
     if not new:
-        return _issued(state, seen)
-    policy = spec.policy(state.hpa)
+        return _recorded(state, seen)
+    policy = spec.policy(state.hpa_state)
     hpa, replayed = state.hpa_fleet.fleet(), state.replayed_fleet.fleet()
     hpa_ready, last_load = state.hpa_ready, state.last_load
     pending, tallies = list(state.pending), state.tallies
+    # A sample no earlier evaluation saw (the shadow's first) is charged with this one's.
+    fallback = _reading(seen)
     t = 0
     for index in new:
-        t = round(times[index] / step)
+        time = float(times[index])
+        t = round(time / step)
         observed = np.array([math.nan if last_load is None else last_load])
         desired = policy.decide(t, observed, len(hpa), hpa_ready)
         hpa.scale_to(desired, t, spec.startup_steps)
         hpa_ready = hpa.ready(t)
-        replayed.scale_to(state.last_desired, t, spec.startup_steps)
+        # The forecast's decision that saw the sample before this one serves this one.
+        decided = _latest(state.readings, time - step)
+        if decided is not None:
+            replayed.scale_to(decided.desired, t, spec.startup_steps)
+        served = _latest(state.readings, time) or fallback
         load = float(history.values[index])
-        ready = np.array([seen.ready, replayed.ready(t), hpa_ready])
+        ready = np.array([served.ready, replayed.ready(t), hpa_ready])
         over = overloaded(np.full(3, load), ready, spec.capacity)
         sides = Sides(
-            (seen.replicas, len(replayed), len(hpa)), (bool(over[0]), bool(over[1]), bool(over[2]))
+            (served.replicas, len(replayed), len(hpa)),
+            (bool(over[0]), bool(over[1]), bool(over[2])),
         )
-        scored, pending = _score(pending, float(times[index]), load, step)
-        tallies = tallies.add(float(times[index]), step, sides, scored)
+        scored, pending = _score(pending, time, load, step)
+        tallies = tallies.add(time, step, sides, scored)
         last_load = load if math.isfinite(load) else None
     advanced = dataclasses.replace(
         state,
         consumed_until=float(times[new[-1]]),
         last_load=last_load,
-        hpa=policy.state,
+        hpa_state=policy.state,
         hpa_fleet=FleetState.of(hpa, t),
         hpa_ready=hpa_ready,
         replayed_fleet=FleetState.of(replayed, t),
-        last_desired=seen.desired,
         pending=tuple(pending),
         tallies=tallies,
     )
-    return _issued(advanced, seen)
+    return _recorded(advanced, seen)
 
 
 def _score(
@@ -219,54 +260,98 @@ def _score(
     return Scored(len(due), error, covered), left
 
 
-def _issued(state: ShadowState, seen: Observed) -> ShadowState:
-    """Remember the forecast of this evaluation, one per new sample, to score when due."""
-    forecast, history = seen.forecast, seen.history
-    state = dataclasses.replace(state, last_desired=seen.desired)
+def _recorded(state: ShadowState, seen: Observed) -> ShadowState:
+    """Keep this evaluation's reading, and its forecast for the lead-time step, once a sample.
+
+    Only the readings the samples still to come need are kept: those after
+    the newest consumed sample, and the last one before it.
+    """
+    history, forecast = seen.history, seen.forecast
+    reading = _reading(seen)
+    earlier = [r for r in state.readings if r.end < reading.end - 1e-6]
+    settled = [r for r in earlier if r.end <= state.consumed_until + 1e-6]
+    readings = (*settled[-1:], *(r for r in earlier if r.end > state.consumed_until + 1e-6))
+    state = dataclasses.replace(state, readings=(*readings, reading))
     if forecast is None or (
         state.forecast_issued is not None and history.end_time <= state.forecast_issued + 1e-6
     ):
         return state
+    # Only the last step of the horizon: the one the pods started now must serve.
+    # Every step of every forecast would keep h(h+1)/2 of them waiting.
+    lead = forecast.mean.size - 1
     finite = history.values[np.isfinite(history.values)]
-    scale = naive_scale(finite)
-    step = history.step_seconds
-    fresh = [
-        PendingForecast(
-            history.end_time + (k + 1) * step,
-            float(forecast.mean[k]),
-            float(forecast.lower[k]),
-            float(forecast.upper[k]),
-            scale,
-        )
-        for k in range(forecast.mean.size)
-    ]
-    pending = (*state.pending, *fresh)[-MAX_PENDING:]
+    due = PendingForecast(
+        history.end_time + (lead + 1) * history.step_seconds,
+        float(forecast.mean[lead]),
+        float(forecast.lower[lead]),
+        float(forecast.upper[lead]),
+        naive_scale(finite),
+    )
+    pending = (*state.pending, due)[-MAX_PENDING:]
     return dataclasses.replace(state, forecast_issued=history.end_time, pending=pending)
 
 
 def following_hpa(decision: Decision, state: ShadowState, spec: ShadowSpec) -> Decision:
     """``decision`` with the shadow HPA's count, for objects that fall back to it."""
-    reason = f"following the shadow HPA's {state.hpa_replicas} replicas (WorseThanReactive)"
-    desired = min(max(state.hpa_replicas, spec.min_replicas), spec.max_replicas)
+    shadow = state.hpa_replicas
+    desired = min(max(shadow, spec.min_replicas), spec.max_replicas)
+    reason = f"following the shadow HPA's {shadow} replicas (WorseThanReactive)"
+    limit = None
+    if desired != shadow:
+        limit = "TooManyReplicas" if shadow > desired else "TooFewReplicas"
+        reason += f", limited to {desired}"
     return dataclasses.replace(
-        decision, desired_replicas=desired, reasons=(reason,), limit=None, held=None
+        decision, desired_replicas=desired, reasons=(reason,), limit=limit, held=None
     )
+
+
+def judged_side(state: ShadowState, dry_run: bool) -> str:
+    """Whose figures the verdict weighs.
+
+    The workload as it ran, unless it ran nothing of the forecast's: a DryRun
+    object, or one following the shadow, is judged on the forecast's decisions
+    replayed.
+    """
+    return "replayed" if dry_run or state.following else "predictive"
 
 
 def worse_than_reactive(state: ShadowState, side: str = "predictive") -> bool:
     """Whether ``side`` lost to the shadow on both counts over the judged window."""
-    figures = state.tallies.figures(JUDGED, state.consumed_until)
-    return figures.worse_than_reactive(state.step_seconds, side)
+    return state.tallies.judged(state.consumed_until).worse_than_reactive(state.step_seconds, side)
+
+
+def steered(state: ShadowState, *, follow: bool, dry_run: bool) -> ShadowState:
+    """Start following the shadow when the workload loses to it; stop once the forecast wins.
+
+    Each switch starts the verdict afresh, so the steps before it cannot
+    switch it straight back: the forecast's replayed decisions must win over
+    the steps since it stopped acting, and the workload must lose again over
+    the steps since it resumed.
+    """
+    if not follow or dry_run:
+        return dataclasses.replace(state, following=False) if state.following else state
+    figures = state.tallies.judged(state.consumed_until)
+    if not figures.enough(state.step_seconds):
+        return state
+    worse = figures.worse_than_reactive(state.step_seconds, judged_side(state, dry_run))
+    if worse == state.following:
+        return state
+    now = state.consumed_until
+    return dataclasses.replace(
+        state, following=worse, switched_at=now, tallies=state.tallies.counting_from(now)
+    )
 
 
 __all__ = [
-    "WINDOWS",
     "FleetState",
     "Observed",
     "PendingForecast",
+    "Reading",
     "ShadowSpec",
     "ShadowState",
     "advance",
     "following_hpa",
+    "judged_side",
+    "steered",
     "worse_than_reactive",
 ]

@@ -21,7 +21,7 @@ import numpy as np
 SIDES = ("predictive", "replayed", "hpa")
 
 
-class Field(IntEnum):
+class Column(IntEnum):
     """Columns of a bucket row (after its start time)."""
 
     # In seconds, not minutes: whole numbers for whole-second steps, so sums stay exact.
@@ -37,7 +37,7 @@ class Field(IntEnum):
     COVERED = 9  # of which within the interval
 
 
-WIDTH = len(Field)
+WIDTH = len(Column)
 
 
 @dataclass(frozen=True)
@@ -107,9 +107,13 @@ class WindowFigures:
         hpa = self.costs["hpa"].replica_minutes
         return None if hpa <= 0 else self.costs[side].replica_minutes / hpa - 1.0
 
+    def enough(self, step_seconds: float) -> bool:
+        """Whether the window holds enough steps for a verdict."""
+        return self.minutes >= JUDGED_STEPS * step_seconds / 60.0 - 1e-9
+
     def worse_than_reactive(self, step_seconds: float, side: str = "predictive") -> bool:
         """``side`` cost more replica-minutes *and* overloaded more than the shadow HPA."""
-        if self.minutes < JUDGED_STEPS * step_seconds / 60.0:
+        if not self.enough(step_seconds):
             return False
         ours, hpa = self.costs[side], self.costs["hpa"]
         return (
@@ -123,47 +127,71 @@ Row = tuple[float, ...]
 
 @dataclass(frozen=True)
 class Tallies:
-    """Bucket rows ``(start, *Field)`` per tier, oldest first."""
+    """Bucket rows ``(start, *Column)`` per tier, oldest first, and one row since ``since``.
+
+    The row since a moment is what a verdict made afresh at that moment (a
+    switch to or from following the shadow) is judged on, until it is a
+    judged window long.
+    """
 
     fine: tuple[Row, ...] = ()
     coarse: tuple[Row, ...] = ()
+    since: Row = ()
 
     def add(self, time: float, seconds: float, sides: Sides, scored: Scored) -> Tallies:
         """Count one step of ``seconds`` that ended at ``time``."""
         values = np.zeros(WIDTH)
-        values[Field.SECONDS] = seconds
+        values[Column.SECONDS] = seconds
         for index, (replicas, over) in enumerate(
             zip(sides.replicas, sides.overloaded, strict=True)
         ):
             values[1 + 2 * index] = replicas * seconds
             values[2 + 2 * index] = seconds if over else 0.0
-        values[Field.FORECASTS] = scored.count
-        values[Field.SCALED_ERROR] = scored.scaled_error
-        values[Field.COVERED] = scored.covered
+        values[Column.FORECASTS] = scored.count
+        values[Column.SCALED_ERROR] = scored.scaled_error
+        values[Column.COVERED] = scored.covered
+        since = self.since
+        if since:
+            since = (since[0], *(round(a + b, 6) for a, b in zip(since[1:], values, strict=True)))
         return Tallies(
-            _added(self.fine, FINE, time, values), _added(self.coarse, COARSE, time, values)
+            _added(self.fine, FINE, time, values),
+            _added(self.coarse, COARSE, time, values),
+            since,
         )
 
+    def counting_from(self, time: float) -> Tallies:
+        """These tallies with the row since ``time`` started afresh."""
+        return Tallies(self.fine, self.coarse, (time, *([0.0] * WIDTH)))
+
     def figures(self, window: Window, now: float) -> WindowFigures:
-        """The sums over the buckets of ``window`` that end after ``now - window``."""
+        """Sums over the window's ``seconds / bucket_seconds`` newest buckets (the current too)."""
         rows = self.fine if window.tier is FINE else self.coarse
         newest = _bucket_start(now, window.tier)
         oldest = newest - window.seconds + window.tier.bucket_seconds
         kept = [row[1:] for row in rows if row[0] >= oldest - 1e-6]
-        total = np.sum(kept, axis=0) if kept else np.zeros(WIDTH)
-        costs = {
-            side: Cost(float(total[1 + 2 * index]) / 60.0, float(total[2 + 2 * index]) / 60.0)
-            for index, side in enumerate(SIDES)
-        }
-        count = round(float(total[Field.FORECASTS]))
-        return WindowFigures(
-            window,
-            float(total[Field.SECONDS]) / 60.0,
-            costs,
-            count,
-            float(total[Field.SCALED_ERROR]) / count if count else None,
-            float(total[Field.COVERED]) / count if count else None,
-        )
+        return _figures(window, np.sum(kept, axis=0) if kept else np.zeros(WIDTH))
+
+    def judged(self, now: float) -> WindowFigures:
+        """The judged window, or the row since the last fresh start when that is shorter."""
+        if self.since and now - self.since[0] < JUDGED.seconds:
+            return _figures(JUDGED, np.array(self.since[1:]))
+        return self.figures(JUDGED, now)
+
+
+def _figures(window: Window, total: np.ndarray) -> WindowFigures:
+    costs = {
+        side: Cost(float(total[1 + 2 * index]) / 60.0, float(total[2 + 2 * index]) / 60.0)
+        for index, side in enumerate(SIDES)
+    }
+    count = round(float(total[Column.FORECASTS]))
+    return WindowFigures(
+        window,
+        float(total[Column.SECONDS]) / 60.0,
+        costs,
+        count,
+        float(total[Column.SCALED_ERROR]) / count if count else None,
+        float(total[Column.COVERED]) / count if count else None,
+    )
 
 
 def _bucket_start(time: float, tier: Tier) -> float:

@@ -19,7 +19,7 @@ from predictive_scaler.operator.comparison import (
 from predictive_scaler.operator.conditions import Observation, observed
 from predictive_scaler.operator.resource import PredictiveScalerSpec
 from predictive_scaler.scaling import DEFAULT_BEHAVIOR, Decision, LoadHistory, ScalingState
-from predictive_scaler.simulation.shadow import Observed, ShadowState, advance
+from predictive_scaler.simulation.shadow import Observed, ShadowState, advance, steered
 
 SPEC = {
     "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
@@ -99,28 +99,60 @@ def test_losing_on_both_counts_turns_forecast_reliable_false_with_advice() -> No
     state = losing_shadow()
     # Judged on the forecast's decisions replayed for a DryRun object, which
     # flapped; the workload itself ran a steady 9, as the shadow did.
-    assert worse_message(state, dry_run=False, following=False) is None
-    message = worse_message(state, dry_run=True, following=False)
+    assert worse_message(state, dry_run=False) is None
+    message = worse_message(state, dry_run=True)
     assert message is not None
-    assert "whenWorseThanReactive: FollowHPA" in message
+    assert "replayed" in message
+    assert "FollowHPA" not in message  # a DryRun object sets no replicas to follow with
     forecast = Forecast("gm11", np.full(2, 6.0), np.full(2, 5.0), np.full(2, 7.0), 0.9)
     decision = Decision(9, 9, ("x",), ScalingState(), forecast=forecast)
     seen = Observation(False, decision, 200, 200, "1m", None, "gm11", worse_than_reactive=message)
     reliable = next(c for c in observed(seen) if c.type == "ForecastReliable")
     assert (reliable.status, reliable.reason) == ("False", "WorseThanReactive")
     assert not reliable.healthy  # so its Event is a Warning
-    assert "following" in (worse_message(state, dry_run=True, following=True) or "")
-    too_few = losing_shadow(steps=20)
-    assert worse_message(too_few, dry_run=True, following=False) is None
+    assert worse_message(losing_shadow(steps=20), dry_run=True) is None  # too few steps
 
 
 def test_a_workload_that_ran_dear_and_overloaded_is_worse_than_reactive() -> None:
     # 30 replicas of which 2 ready (pods slower than the lead time says):
     # dearer than the shadow HPA and overloaded where it was not.
     state = losing_shadow(ready=2, replicas=30)
-    message = worse_message(state, dry_run=False, following=False)
+    message = worse_message(state, dry_run=False)
     assert message is not None
-    assert message.startswith("over the last 24h this workload took")
+    assert "this workload took" in message
+    assert "FollowHPA" in message
+
+
+def test_following_starts_afresh_and_ends_when_the_forecasts_own_decisions_win() -> None:
+    # The workload lost, with pods slower than the lead time, but the forecast's
+    # decisions, replayed with the lead time, did not: following the shadow
+    # must stop once they have won over the judged number of steps since, and
+    # not straight away, nor start again on the steps before it stopped.
+    state = losing_shadow(ready=2, replicas=30)
+    state = steered(state, follow=True, dry_run=False)
+    assert state.following
+    assert state.switched_at == state.consumed_until
+    message = worse_message(state, dry_run=False)
+    assert message is not None
+    assert message.startswith("following the shadow HPA's replicas since")
+    assert not steered(state, follow=False, dry_run=False).following
+    assert not steered(state, follow=True, dry_run=True).following
+
+    spec = PredictiveScalerSpec.from_body(SPEC).shadow_spec()
+    history_end = state.consumed_until + 60.0
+    steps = 0
+    while state.following:
+        values = np.full(200, 6.0)
+        # Following, the workload runs the shadow's count, all ready; the
+        # forecast keeps asking for 9, which does not overload.
+        seen = Observed(LoadHistory(values, 60.0, history_end), 9, 9, 9)
+        state = steered(advance(state, spec, seen), follow=True, dry_run=False)
+        history_end += 60.0
+        steps += 1
+        assert steps < 200
+    assert steps >= 60  # the judged number of steps since following began
+    assert state.switched_at == state.consumed_until
+    assert worse_message(state, dry_run=False) is None
 
 
 def sample(name: str, labels: dict[str, str]) -> float | None:

@@ -137,15 +137,19 @@ def test_windows_roll_forward_and_keep_the_week() -> None:
     assert day.minutes == week.minutes == load.size - 2
 
 
-def test_forecasts_are_scored_when_their_load_comes_due() -> None:
-    load = np.full(12, 10.0)
+def test_the_lead_time_step_of_each_forecast_is_scored_when_its_load_comes_due() -> None:
+    load = np.full(14, 10.0)
     shadow_spec = spec()
-    forecast = Forecast(
-        "holt", np.array([10.0, 13.0]), np.array([9.0, 12.0]), np.array([11.0, 14.0]), 0.9
-    )
-    state = advance(None, shadow_spec, Observed(history_until(load, 5), 4, 4, 4, forecast))
-    # Samples 6 and 7 come due; the first is covered and exact, the second is 3 off, outside.
-    state = advance(state, shadow_spec, observed(load, 9))
+
+    def forecast(mean: float) -> Forecast:
+        # Two steps ahead; only the second (the lead time's) is scored.
+        lower, upper = np.array([0.0, mean - 1]), np.array([1.0, mean + 1])
+        return Forecast("holt", np.array([0.0, mean]), lower, upper, 0.9)
+
+    state = advance(None, shadow_spec, Observed(history_until(load, 5), 4, 4, 4, forecast(10.0)))
+    state = advance(state, shadow_spec, Observed(history_until(load, 6), 4, 4, 4, forecast(13.0)))
+    # Samples 7 (exact, inside 9-11) and 8 (3 off, outside 12-14) come due.
+    state = advance(state, shadow_spec, observed(load, 11))
     figures = state.tallies.figures(WINDOWS[0], state.consumed_until)
     assert figures.forecasts == 2
     assert figures.coverage == 0.5
@@ -162,6 +166,54 @@ def test_a_new_step_or_a_gap_longer_than_the_history_restarts_the_fleets_not_the
     assert later.since == state.since
     assert later.hpa_replicas == 9  # taken over from the workload, not carried across the gap
     assert later.tallies.figures(WINDOWS[2], later.consumed_until).minutes == counted
+
+
+class Reactive:
+    """A policy that sizes for the newest sample at 7 per replica, holding at its first step."""
+
+    name = "reactive"
+    utilisation = 0.7
+    budget: float | None = None
+
+    def __init__(self, first: int) -> None:
+        self.first = first
+
+    def decide(self, t: int, observed: np.ndarray, replicas: int, ready_before: int) -> int:
+        return replicas if t == self.first else math.ceil(observed[-1] / 7.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(load=st.lists(st.floats(1.0, 300.0), min_size=12, max_size=120).map(np.array))
+def test_the_forecasts_decisions_replayed_are_what_replay_runs_on_them(load: np.ndarray) -> None:
+    # Evaluated every step, each deciding from its newest sample: its decision
+    # serves the next sample, as a replay policy's decision at t sees t - 1.
+    shadow_spec = spec(startup_steps=2)
+    state = None
+    for newest in range(1, load.size):
+        desired = math.ceil(load[newest] / 7.0)
+        state = advance(state, shadow_spec, observed(load, newest, desired=desired))
+    assert state is not None
+    config = ReplayConfig(shadow_spec.capacity, shadow_spec.startup_steps, STEP, 1)
+    expected = replay(load[:-1], Reactive(1), config, initial=4)
+    figures = state.tallies.figures(WINDOWS[2], state.consumed_until)
+    assert figures.costs["replayed"].replica_minutes == pytest.approx(
+        expected.outcome.replica_minutes, abs=1e-6
+    )
+    assert figures.costs["replayed"].overload_minutes == pytest.approx(
+        expected.outcome.overload_minutes, abs=1e-6
+    )
+
+
+def test_each_sample_is_charged_with_the_replicas_read_when_it_was_the_newest() -> None:
+    load = np.full(10, 35.0)  # 4 ready replicas serve 40
+    state = None
+    for newest in range(1, load.size):
+        ready = 3 if newest == 5 else 4  # one pod was not ready when sample 5 came in
+        seen = Observed(history_until(load, newest), 4, ready, 4)
+        state = advance(state, spec(), seen)
+    assert state is not None
+    figures = state.tallies.figures(WINDOWS[0], state.consumed_until)
+    assert figures.costs["predictive"].overload_minutes == 1.0
 
 
 def run_forecast(load: np.ndarray, desired_at: object, shadow_spec: ShadowSpec) -> ShadowState:
