@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.report import timestamp
-from predictive_scaler.simulation.shadow import ShadowState, judged_side, worse_than_reactive
+from predictive_scaler.simulation.shadow import ShadowState, judged_side
 from predictive_scaler.simulation.tallies import JUDGED, SIDES, WINDOWS, WindowFigures
 from predictive_scaler.units import format_duration
 
@@ -71,10 +71,15 @@ def summary(figures: WindowFigures, dry_run: bool) -> str:
     )
 
 
-def comparison_status(shadow: ShadowState, dry_run: bool) -> dict[str, Any]:
-    now = shadow.consumed_until
-    windows = [shadow.tallies.figures(window, now) for window in WINDOWS]
-    judged = shadow.tallies.figures(JUDGED, now)
+def window_figures(shadow: ShadowState) -> list[WindowFigures]:
+    """Every window's figures, once per evaluation for both status and metrics."""
+    return [shadow.tallies.figures(window, shadow.consumed_until) for window in WINDOWS]
+
+
+def comparison_status(
+    shadow: ShadowState, windows: list[WindowFigures], dry_run: bool
+) -> dict[str, Any]:
+    judged = windows[WINDOWS.index(JUDGED)]
     report: dict[str, Any] = {
         "since": timestamp(shadow.since),
         "hpaReplicas": shadow.hpa_replicas,
@@ -92,9 +97,9 @@ def worse_message(shadow: ShadowState | None, dry_run: bool) -> str | None:
     if shadow is None:
         return None
     side = judged_side(shadow, dry_run)
-    if not shadow.following and not worse_than_reactive(shadow, side):
-        return None
     figures = shadow.tallies.judged(shadow.consumed_until)
+    if not shadow.following and not figures.worse_than_reactive(shadow.step_seconds, side):
+        return None
     ours, hpa = figures.costs[side], figures.costs["hpa"]
     who = "this workload" if side == "predictive" else "the forecast's decisions (replayed)"
     words = (
@@ -115,11 +120,11 @@ def worse_message(shadow: ShadowState | None, dry_run: bool) -> str | None:
     return f"{words}; {advice}"
 
 
-def publish(namespace: str, name: str, shadow: ShadowState) -> None:
+def publish(namespace: str, name: str, shadow: ShadowState, windows: list[WindowFigures]) -> None:
     labels = (namespace, name)
     metrics.REPLICAS.labels(*labels, "shadow_hpa").set(shadow.hpa_replicas)
-    for window in WINDOWS:
-        figures = shadow.tallies.figures(window, shadow.consumed_until)
+    for figures in windows:
+        window = figures.window
         for side in SIDES:
             cost = figures.costs[side]
             metrics.REPLICA_MINUTES.labels(*labels, side, window.name).set(cost.replica_minutes)

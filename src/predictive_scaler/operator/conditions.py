@@ -149,7 +149,7 @@ class Observation:
     model: str | None
     seasons: SeasonKnowledge | None = None
     long_history_error: str | None = None
-    # Why the forecast's decisions lose to the shadow HPA, when they do.
+    # Why the workload (or the forecast's replayed decisions) loses to the shadow HPA.
     worse_than_reactive: str | None = None
 
 

@@ -46,12 +46,12 @@ OVERLOAD_MINUTES = Gauge(
 )
 FORECAST_COVERAGE = Gauge(
     "predictive_scaler_forecast_coverage",
-    "Share of the forecast steps that came due within the window that fell inside the interval",
+    "Share of the lead-time forecasts that came due within the window inside their interval",
     (*OBJECT, "window"),
 )
 FORECAST_ERROR = Gauge(
     "predictive_scaler_forecast_error",
-    "Mean absolute scaled error of the forecast steps that came due within the window",
+    "Mean absolute scaled error of the lead-time forecasts that came due within the window",
     (*OBJECT, "window"),
 )
 TARGET_PER_REPLICA = Gauge(

@@ -215,8 +215,9 @@ class Evaluator:
         if shadow is not None:
             dry_run = spec.scaling.mode is Mode.DRY_RUN
             fresh["shadowState"] = json.dumps(shadow.to_json(), separators=(",", ":"))
-            fresh["comparison"] = comparison.comparison_status(shadow, dry_run)
-            comparison.publish(ref.namespace, ref.name, shadow)
+            windows = comparison.window_figures(shadow)
+            fresh["comparison"] = comparison.comparison_status(shadow, windows, dry_run)
+            comparison.publish(ref.namespace, ref.name, shadow, windows)
         status = without_stale_keys(raw_status, fresh)
         if metrics_error is not None:
             status["decision"] = f"holding {scale.replicas} replicas: {metrics_error}"
@@ -403,19 +404,19 @@ def _compared(
     ok: bool,
 ) -> Compared:
     """Advance the shadow HPA on this history (not without metrics: ``ok`` False)."""
-    shadow = comparison.previous_shadow(raw_status)
+    shadow, shadow_spec = comparison.previous_shadow(raw_status), spec.shadow_spec()
     if ok:
         seen = Observed(
             history, scale.replicas, scale.ready, decision.desired_replicas, decision.forecast
         )
-        shadow = advance(shadow, spec.shadow_spec(), seen)
+        shadow = advance(shadow, shadow_spec, seen)
     if shadow is None:
         return Compared(decision, None, None)
     dry_run = spec.scaling.mode is Mode.DRY_RUN
     follow = spec.comparison.when_worse_than_reactive is Fallback.FOLLOW_HPA
     shadow = steered(shadow, follow=follow, dry_run=dry_run)
     if shadow.following and decision.forecast is not None and not decision.held:
-        decision = following_hpa(decision, shadow, spec.shadow_spec())
+        decision = following_hpa(decision, shadow, shadow_spec)
     return Compared(decision, shadow, comparison.worse_message(shadow, dry_run))
 
 

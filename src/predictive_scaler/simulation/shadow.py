@@ -162,13 +162,13 @@ def _start(previous: ShadowState | None, spec: ShadowSpec, seen: Observed) -> Sh
     replicas = min(max(seen.replicas, spec.min_replicas), spec.max_replicas)
     consumed = history.end_time - history.step_seconds
     last = float(history.values[-2]) if history.values.size >= 2 else math.nan
-    tallies = Tallies()
+    since, tallies = consumed, Tallies()
     if previous is not None:
         # Never count a moment twice (a finer step may start before the last consumed).
         consumed = max(consumed, previous.consumed_until)
-        tallies = previous.tallies
+        since, tallies = previous.since, previous.tallies
     return ShadowState(
-        since=consumed if previous is None else previous.since,
+        since=since,
         step_seconds=history.step_seconds,
         consumed_until=consumed,
         last_load=last if math.isfinite(last) else None,

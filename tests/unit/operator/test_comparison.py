@@ -14,6 +14,7 @@ from predictive_scaler.operator.comparison import (
     comparison_status,
     previous_shadow,
     publish,
+    window_figures,
     worse_message,
 )
 from predictive_scaler.operator.conditions import Observation, observed
@@ -71,7 +72,7 @@ def losing_shadow(steps: int = 120, *, ready: int = 9, replicas: int = 9) -> Sha
 
 def test_status_shows_every_window_and_the_saving_of_the_day() -> None:
     state = losing_shadow()
-    status = comparison_status(state, dry_run=False)
+    status = comparison_status(state, window_figures(state), dry_run=False)
     assert [w["window"] for w in status["windows"]] == ["1h", "24h", "7d"]
     day = status["windows"][1]
     # The workload ran 9 replicas; the HPA settles near 6 / 0.7 = 9 too, having
@@ -90,7 +91,7 @@ def test_status_shows_every_window_and_the_saving_of_the_day() -> None:
 
 def test_a_dry_run_headlines_the_forecasts_decisions_not_what_something_else_ran() -> None:
     state = losing_shadow()
-    day = comparison_status(state, dry_run=True)["windows"][1]
+    day = comparison_status(state, window_figures(state), dry_run=True)["windows"][1]
     replayed, hpa = day["replayed"]["replicaMinutes"], day["hpa"]["replicaMinutes"]
     assert day["saved"] == f"{(replayed / hpa - 1) * 100:+.0f}%"
 
@@ -161,13 +162,9 @@ def sample(name: str, labels: dict[str, str]) -> float | None:
 
 def test_metrics_show_each_scaler_and_window_and_go_with_the_object() -> None:
     state = losing_shadow()
-    publish(
-        "team",
-        "web",
-        state,
-    )
+    publish("team", "web", state, window_figures(state))
     labels = {"namespace": "team", "name": "web"}
-    day = comparison_status(state, dry_run=False)["windows"][1]
+    day = comparison_status(state, window_figures(state), dry_run=False)["windows"][1]
     hpa = sample("predictive_scaler_replica_minutes", {**labels, "scaler": "hpa", "window": "24h"})
     assert hpa == pytest.approx(day["hpa"]["replicaMinutes"], abs=1e-3)
     assert sample("predictive_scaler_forecast_coverage", {**labels, "window": "1h"}) == 1.0
