@@ -36,7 +36,11 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling.behavior import PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS
 from predictive_scaler.simulation import BacktestSettings, Outcome, compare, run_backtest
 from predictive_scaler.simulation.backtest import MATCH_HPA, forecast_table
-from predictive_scaler.simulation.forecasts import ForecastTable
+from predictive_scaler.simulation.forecasts import (
+    CLAIRVOYANT_STEPS,
+    ForecastTable,
+    clairvoyant_table,
+)
 from predictive_scaler.traces import column_values, read_trace
 
 STARTUP_MINUTES = (1, 2, 5)
@@ -110,45 +114,77 @@ def startup_steps(step_seconds: float) -> list[int]:
 
 @dataclass(frozen=True)
 class Forecast:
-    """A workload's load and its forecast table, kept to replay a fleet's budget afterwards."""
+    """A workload's load and its forecast tables, kept to replay a fleet's budget afterwards.
+
+    ``clairvoyant`` is the reference that knows the load's course (not its noise).
+    """
 
     load: FloatArray
     step: float
     table: ForecastTable
+    clairvoyant: ForecastTable
 
 
-def replay_workload(
-    traces: Path, workload: Workload
-) -> tuple[Forecast, dict[int, Replayed], float]:
+@dataclass(frozen=True)
+class Replays:
+    """One workload at one start-up: the operator's forecasts, and the clairvoyant's."""
+
+    auto: Replayed
+    clairvoyant: Replayed
+
+
+def replayed_with(forecast: Forecast, table: ForecastTable, startup: int) -> Replayed:
+    """The budget sweep and the policies, the predictive one reading ``table``."""
+    settings = BacktestSettings(startup_steps=startup, overload_budget=MATCH_HPA)
+    result = run_backtest(forecast.load, forecast.step, settings, table=table)
+    return Replayed(
+        {name: replayed.outcome for name, replayed in result.policies.items()},
+        tuple(r.outcome for r in result.predictive_sweep),
+        tuple(settings.budget_sweep),
+        result.scored_minutes,
+    )
+
+
+def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[int, Replays], float]:
     """Forecast once, replay for every distinct start-up step count; (forecast, results, s)."""
     started = time.perf_counter()
     trace = read_trace(traces / workload.file, workload.column, dict(workload.where))
     load = trace.values[: workload.steps]
     step = trace.step_seconds
     steps = startup_steps(step)
-    table = forecast_table(load, step, BacktestSettings(), horizon=max(steps) + 1)
-    results = {}
-    for startup in steps:
-        settings = BacktestSettings(startup_steps=startup, overload_budget=MATCH_HPA)
-        result = run_backtest(load, step, settings, table=table)
-        results[startup] = Replayed(
-            {name: replayed.outcome for name, replayed in result.policies.items()},
-            tuple(r.outcome for r in result.predictive_sweep),
-            tuple(settings.budget_sweep),
-            result.scored_minutes,
+    horizon = max(steps) + 1
+    settings = BacktestSettings()
+    forecast = Forecast(
+        load,
+        step,
+        forecast_table(load, step, settings, horizon=horizon),
+        clairvoyant_table(
+            load,
+            start=settings.history_steps(step),
+            horizon=horizon,
+            level=settings.interval,
+            step_seconds=step,
+        ),
+    )
+    results = {
+        startup: Replays(
+            replayed_with(forecast, forecast.table, startup),
+            replayed_with(forecast, forecast.clairvoyant, startup),
         )
-    return Forecast(load, step, table), results, time.perf_counter() - started
+        for startup in steps
+    }
+    return forecast, results, time.perf_counter() - started
 
 
 def at_fleet_budget(
-    parts: Sequence[tuple[Forecast, dict[int, Replayed]]], startup: int
+    parts: Sequence[tuple[Forecast, dict[int, Replays]]], startup: int, clairvoyant: bool
 ) -> list[Replayed]:
     """A fleet's workloads replayed with one budget: the whole fleet's hpa overload share.
 
     A user sets one budget for a fleet; matching each small workload to its own
     hpa share would hand the calm ones a budget of one step in a day.
     """
-    replayed = [p[1][startup] for p in parts]
+    replayed = [pick(p[1][startup], clairvoyant) for p in parts]
     overload = sum(r.policies["hpa"].overload_minutes for r in replayed)
     minutes = sum(r.scored_minutes for r in replayed)
     steps = sum(r.scored_minutes * 60 / p[0].step for r, p in zip(replayed, parts, strict=True))
@@ -156,10 +192,15 @@ def at_fleet_budget(
     settings = BacktestSettings(startup_steps=startup, overload_budget=budget, budget_sweep=())
     fleet = []
     for (forecast, _), one in zip(parts, replayed, strict=True):
-        result = run_backtest(forecast.load, forecast.step, settings, table=forecast.table)
+        table = forecast.clairvoyant if clairvoyant else forecast.table
+        result = run_backtest(forecast.load, forecast.step, settings, table=table)
         policies = {**one.policies, "predictive": result.policies["predictive"].outcome}
         fleet.append(Replayed(policies, one.budget_sweep, one.budgets, one.scored_minutes))
     return fleet
+
+
+def pick(replays: Replays, clairvoyant: bool) -> Replayed:
+    return replays.clairvoyant if clairvoyant else replays.auto
 
 
 def add(outcomes: Sequence[Outcome]) -> Outcome:
@@ -190,8 +231,11 @@ def saving(cost: float, baseline: float) -> float:
     return 1.0 - cost / baseline
 
 
-def out_of_the_box_row(label: str, setting: str, replayed: Replayed) -> list[str]:
+def out_of_the_box_row(
+    label: str, setting: str, replayed: Replayed, clairvoyant: Replayed
+) -> list[str]:
     hpa, predictive = replayed.policies["hpa"], replayed.policies["predictive"]
+    knowing = clairvoyant.policies["predictive"]
     full = replayed.policies["oracle_at_full_utilisation"]
     minutes = replayed.scored_minutes
     cheaper = saving(predictive.replica_minutes, hpa.replica_minutes)
@@ -210,12 +254,15 @@ def out_of_the_box_row(label: str, setting: str, replayed: Replayed) -> list[str
         f"{predictive.replica_minutes / full.replica_minutes:.2f}",
         f"{hpa.replica_minutes / full.replica_minutes:.2f}",
         f"{captured:.0%}",
+        f"{saving(knowing.replica_minutes, hpa.replica_minutes):.1%} "
+        f"({knowing.overload_minutes:.0f} overload min)",
     ]
 
 
-def matched_row(label: str, setting: str, replayed: Replayed) -> list[str]:
+def matched_row(label: str, setting: str, replayed: Replayed, clairvoyant: Replayed) -> list[str]:
     hpa = replayed.policies["hpa"]
     matched = compare(replayed.budget_sweep, hpa)
+    knowing = compare(clairvoyant.budget_sweep, hpa).cost_reduction_at_baseline_overload
     overload = matched.overload_reduction_at_baseline_cost
     cost = matched.cost_reduction_at_baseline_overload
     kept = []
@@ -237,10 +284,14 @@ def matched_row(label: str, setting: str, replayed: Replayed) -> list[str]:
         )
         + ")",
         *kept,
+        f"{fmt_percent(knowing)} fewer",
     ]
 
 
-def render(rows: list[tuple[str, float, int, Replayed]], seconds: float, quick: bool) -> str:
+Row = tuple[str, float, int, Replayed, Replayed]
+
+
+def render(rows: list[Row], seconds: float, quick: bool) -> str:
     box_header = [
         "trace",
         "start-up",
@@ -252,6 +303,7 @@ def render(rows: list[tuple[str, float, int, Replayed]], seconds: float, quick: 
         "predictive / oracle@100%",
         "hpa / oracle@100%",
         "saving captured",
+        "clairvoyant forecast: fewer replica-min (its overload)",
     ]
     matched_header = [
         "trace",
@@ -259,12 +311,13 @@ def render(rows: list[tuple[str, float, int, Replayed]], seconds: float, quick: 
         f"replica-min at hpa's overload (target >= {MATCHED_SAVING:.0%})",
         f"overload min at hpa's cost (target >= {MATCHED_OVERLOAD_REDUCTION:.0%})",
         *(f"realised / budget {b:.1%}" for b in KEPT_BUDGETS),
+        "clairvoyant forecast: replica-min at hpa's overload",
     ]
     box, matched = [], []
-    for label, step, startup, replayed in rows:
+    for label, step, startup, replayed, clairvoyant in rows:
         setting = f"{startup} steps of {step:g} s"
-        box.append(out_of_the_box_row(label, setting, replayed))
-        matched.append(matched_row(label, setting, replayed))
+        box.append(out_of_the_box_row(label, setting, replayed, clairvoyant))
+        matched.append(matched_row(label, setting, replayed, clairvoyant))
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "## Scaling: predictive vs HPA vs oracle (replay, design.md section 5)",
@@ -284,6 +337,15 @@ def render(rows: list[tuple[str, float, int, Replayed]], seconds: float, quick: 
         "traces all three are one step. Overload share: overloaded minutes over scored minutes. "
         "Saving captured: (hpa - predictive) / (hpa - oracle at 100 %), the share of the "
         "possible saving.",
+        "",
+        "*What limits the targets.* The clairvoyant forecast is a reference no one can run: "
+        f"its forecast of every step ahead is the load's mean over the {CLAIRVOYANT_STEPS} "
+        "steps centred on it, read from the future, so it knows where the load goes and "
+        "misses only the step-to-step noise around that course; its band is calibrated "
+        "from its own recent errors as the operator's is. Replayed through the same "
+        "`scaling.decide`, with the same budgets, it bounds what a better forecast could "
+        "still buy the policy on each trace: where it falls short of a target, no forecaster "
+        "reaches that target with this policy.",
         "",
         "### Out of the box: `overloadBudget` at the HPA's realised overload share",
         "",
@@ -315,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(f"no traces at {args.traces}")
     started = time.perf_counter()
     chosen = workloads(args.traces, args.quick)
-    by_label: dict[str, list[tuple[Forecast, dict[int, Replayed]]]] = {}
+    by_label: dict[str, list[tuple[Forecast, dict[int, Replays]]]] = {}
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         futures = [pool.submit(replay_workload, args.traces, w) for w in chosen]
         for done, (workload, future) in enumerate(zip(chosen, futures, strict=True), 1):
@@ -325,12 +387,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"[{done}/{len(chosen)}] {workload.label} {dict(workload.where)}: {seconds:.0f} s",
                 flush=True,
             )
-    rows = []
+    rows: list[Row] = []
     for label, parts in by_label.items():
         step = parts[0][0].step
         for startup in startup_steps(step):
-            fleet = at_fleet_budget(parts, startup) if len(parts) > 1 else [parts[0][1][startup]]
-            rows.append((label, step, startup, combine(fleet)))
+            fleets = [
+                at_fleet_budget(parts, startup, clairvoyant)
+                if len(parts) > 1
+                else [pick(parts[0][1][startup], clairvoyant)]
+                for clairvoyant in (False, True)
+            ]
+            rows.append((label, step, startup, combine(fleets[0]), combine(fleets[1])))
     section = render(rows, time.perf_counter() - started, args.quick)
     print(section)
     write_section(args.output, "scaling", section)

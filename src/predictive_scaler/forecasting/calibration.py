@@ -26,7 +26,7 @@ MIN_ERRORS_PER_STEP = 30
 MIN_ERRORS = 10
 
 
-def _quantiles(errors: FloatArray, level: float) -> tuple[float, float]:
+def conformal_quantiles(errors: FloatArray, level: float) -> tuple[float, float]:
     """Finite-sample conformal quantiles: rank ceil((n+1)(1+p)/2) of n, at most the largest."""
     n = errors.size
     rank = min(1.0, math.ceil((n + 1) * (1.0 + level) / 2.0) / n)
@@ -48,13 +48,13 @@ def conformal_offsets(errors: FloatArray, h: int, level: float) -> tuple[FloatAr
     steps = table.shape[1]
     scale = random_walk_scale(steps)
     pooled = (table / scale)[np.isfinite(table)]
-    pooled_low, pooled_high = _quantiles(pooled, level)
+    pooled_low, pooled_high = conformal_quantiles(pooled, level)
     growth = random_walk_scale(h)
     lower, upper = pooled_low * growth, pooled_high * growth
     for step in range(min(h, steps)):
         column = table[:, step][np.isfinite(table[:, step])]
         if column.size >= MIN_ERRORS_PER_STEP:
-            lower[step], upper[step] = _quantiles(column, level)
+            lower[step], upper[step] = conformal_quantiles(column, level)
     # Further out than any error seen, or noisier per-step quantiles: never
     # narrower than the step before (uncertainty does not shrink with time).
     return np.minimum.accumulate(np.minimum(lower, 0.0)), np.maximum.accumulate(

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from predictive_scaler.forecasting import Forecast, ScheduledSelection
+from predictive_scaler.forecasting.calibration import (
+    LIVE_ERRORS_KEPT,
+    MIN_ERRORS,
+    conformal_quantiles,
+)
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.seasons import TimedSeries
 from predictive_scaler.scaling import LoadHistory
@@ -145,3 +150,58 @@ def forecast_trace(
         if progress is not None:
             progress(row + 1, steps)
     return ForecastTable(start, step_seconds, level, mean, lower, upper, tuple(models))
+
+
+# The clairvoyant reference knows the load's mean over this many steps centred
+# on each step it forecasts: the load's course, without the step-to-step noise.
+CLAIRVOYANT_STEPS = 5
+
+
+def centred_mean(load: FloatArray, steps: int) -> FloatArray:
+    """The mean of the observed samples within ``steps // 2`` of each step (NaN if none)."""
+    half = steps // 2
+    seen = np.isfinite(load)
+    kernel = np.ones(2 * half + 1)
+    sums = np.convolve(np.where(seen, load, 0.0), kernel, mode="same")
+    counts = np.convolve(seen.astype(np.float64), kernel, mode="same")
+    means = np.full(load.size, np.nan)
+    np.divide(sums, counts, out=means, where=counts > 0)
+    return means
+
+
+def clairvoyant_table(
+    load: FloatArray,
+    *,
+    start: int,
+    horizon: int,
+    level: float,
+    step_seconds: float,
+    steps: int = CLAIRVOYANT_STEPS,
+    kept: int = LIVE_ERRORS_KEPT,
+) -> ForecastTable:
+    """What a forecaster that knew the load's future course, but not its noise, would say.
+
+    Its mean at each step ahead is the load's centred mean over ``steps``
+    (:func:`centred_mean`), read from the future: no model can do that. Its
+    band is calibrated as the operator's is, from the errors it made on the
+    last ``kept`` steps already observed (the noise around that mean). No
+    one can run it; replayed through the same policy it bounds what a better
+    forecast could still buy the scaler on a trace, because what is left
+    for it to miss is the noise no forecast sees.
+    """
+    smooth = centred_mean(load, steps)
+    noise = load - smooth
+    rows = load.size - start
+    mean = np.full((rows, horizon), np.nan)
+    lower, upper = mean.copy(), mean.copy()
+    for row, t in enumerate(range(start, load.size)):
+        past = noise[max(0, t - kept) : t]
+        past = past[np.isfinite(past)]
+        ahead = smooth[np.minimum(np.arange(t, t + horizon), load.size - 1)]
+        if past.size < MIN_ERRORS or not np.isfinite(ahead).all():
+            continue
+        low, high = conformal_quantiles(past, level)
+        mean[row] = ahead
+        lower[row] = np.clip(ahead + min(low, 0.0), 0.0, None)
+        upper[row] = ahead + max(high, 0.0)
+    return ForecastTable(start, step_seconds, level, mean, lower, upper, ("clairvoyant",) * rows)
