@@ -31,6 +31,7 @@ from benchmarks.report import REPO_TRACES, machine_description, progress, table,
 from predictive_scaler.rebalancing.nodes import NodeLoad, ScoringConfig, balance_degree, scores
 from predictive_scaler.rebalancing.planner import Limits, plan_moves
 from predictive_scaler.rebalancing.pods import NodeInfo, PodInfo
+from predictive_scaler.refs import WorkloadRef
 from predictive_scaler.traces import trace_rows
 
 CONFIG = ScoringConfig(weights={"cpu": 1.0, "memory": 1.0})
@@ -70,7 +71,7 @@ def snapshot(samples: np.ndarray, n_nodes: int, n_pods: int, seed: int = 11) -> 
                 name=f"pod-{i}",
                 namespace=f"ns-{i % 50}",
                 node=f"node-{home}",
-                workload=f"ns-{i % 50}/Deployment/app-{i % 3000}",
+                workload=WorkloadRef(f"ns-{i % 50}", "Deployment", f"app-{i % 3000}"),
                 owner_kind="ReplicaSet",
                 priority=int(rng.choice((0, 0, 0, 100))),
                 requests={"cpu": 0.1, "memory": 0.25},

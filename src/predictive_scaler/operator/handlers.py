@@ -40,6 +40,7 @@ from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.selection_workers import SelectionWorkers
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.operator.shard import selector_matcher
+from predictive_scaler.refs import WorkloadRef
 from predictive_scaler.units import parse_duration
 
 DEFAULT_SYNC_SECONDS = 30.0
@@ -217,13 +218,13 @@ def _newest_status(state: OperatorState, uid: str, live: dict[str, Any]) -> dict
     )
 
 
-TargetKey = tuple[str | None, Any, Any]
+TargetKey = WorkloadRef
 
 
-def _target_key(namespace: str | None, spec: Any) -> TargetKey:
-    """(namespace, kind, name) of the workload a spec's scaleTargetRef names, HPA's or ours."""
+def _target_key(namespace: str | None, spec: Any) -> WorkloadRef:
+    """The workload a spec's scaleTargetRef names, HPA's or ours."""
     target = spec.get("scaleTargetRef") or {}
-    return (namespace, target.get("kind"), target.get("name"))
+    return WorkloadRef(namespace or "", str(target.get("kind")), str(target.get("name")))
 
 
 @kopf.index("autoscaling", "v2", "horizontalpodautoscalers", id="hpa_targets")

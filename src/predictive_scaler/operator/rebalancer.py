@@ -28,12 +28,13 @@ from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.operator.snapshot import Owners, by_label, node_info, pod_info
 from predictive_scaler.promclient import connect, instant_query
-from predictive_scaler.rebalancing.cooldown import PodBirth, Streak, Timings, cooling
+from predictive_scaler.rebalancing.cooldown import Cooling, PodBirth, Streak, Timings, cooling
 from predictive_scaler.rebalancing.nodes import ScoringConfig
 from predictive_scaler.rebalancing.planner import Limits, Move, Plan, plan_moves
 from predictive_scaler.rebalancing.pods import NodeInfo
 from predictive_scaler.rebalancing.projection import projected_usage
 from predictive_scaler.rebalancing.scale_in import deletion_cost_annotations, deletion_costs
+from predictive_scaler.refs import NodeRef, PodRef, ScalerRef, WorkloadRef
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +49,20 @@ _NOT_CANDIDATES = {"NotOptedIn", "DaemonSetPod", "MirrorPod", "BarePod", "System
 @dataclass(frozen=True)
 class CycleReport:
     plan: Plan | None
-    evicted: tuple[str, ...] = ()
-    blocked: tuple[str, ...] = ()
+    evicted: tuple[PodRef, ...] = ()
+    blocked: tuple[PodRef, ...] = ()
+
+
+@dataclass(frozen=True)
+class OptedIn:
+    """The PredictiveScaler that opted a workload in, and its annotations (the streak stamp)."""
+
+    scaler: ScalerRef
+    annotations: Mapping[str, str]
+
+
+# What carries a cool-down stamp: a Node, or the PredictiveScaler of a moved workload.
+Stamped = NodeRef | ScalerRef
 
 
 def _annotation(stamp: str | None) -> dict[str, Any]:
@@ -81,8 +94,8 @@ class Rebalancer:
 
     # ---- reading -------------------------------------------------------------
 
-    def _opted_in(self) -> dict[str, tuple[str, str, dict[str, str]]]:
-        """Workload key -> (namespace, PredictiveScaler name, its annotations)."""
+    def _opted_in(self) -> dict[WorkloadRef, OptedIn]:
+        """The workloads whose PredictiveScaler enables rebalancing, and that scaler."""
         found: Any = self.custom.list_cluster_custom_object(
             GROUP, VERSION, PLURAL, label_selector=self.settings.shard_selector
         )
@@ -94,8 +107,10 @@ class Rebalancer:
                 continue
             if spec.get("rebalance", {}).get("enabled"):
                 ref = spec.get("scaleTargetRef", {})
-                key = f"{namespace}/{ref.get('kind')}/{ref.get('name')}"
-                opted[key] = (namespace, meta.get("name", ""), meta.get("annotations") or {})
+                workload = WorkloadRef(namespace, str(ref.get("kind")), str(ref.get("name")))
+                opted[workload] = OptedIn(
+                    ScalerRef(namespace, meta.get("name", "")), meta.get("annotations") or {}
+                )
         return opted
 
     def _usage(self) -> tuple[dict[tuple[str, ...], float], ...]:
@@ -169,7 +184,7 @@ class Rebalancer:
         ]
         return listed, nodes
 
-    def mark_scale_in(self, namespace: str, selector: str) -> dict[str, int]:
+    def mark_scale_in(self, namespace: str, selector: str) -> dict[PodRef, int]:
         """Write pod-deletion-cost on the target's pods so scale-in leaves the nodes balanced."""
         node_cpu, node_memory, pod_cpu, pod_memory = self._usage()
         _, nodes = self._nodes(node_cpu, node_memory, None)
@@ -181,11 +196,10 @@ class Rebalancer:
             usage = {"cpu": pod_cpu.get(key, 0.0), "memory": pod_memory.get(key, 0.0)}
             replicas.append(pod_info(pod, Owners({}), usage, frozenset()))
         costs = deletion_costs(replicas, [n.load for n in nodes], self.scoring)
-        for pod_key, patch in deletion_cost_annotations(costs).items():
-            name = pod_key.split("/", 1)[1]
+        for ranked, patch in deletion_cost_annotations(costs).items():
             try:
                 self.core.patch_namespaced_pod(
-                    name, namespace, {"metadata": {"annotations": patch}}
+                    ranked.name, ranked.namespace, {"metadata": {"annotations": patch}}
                 )
             except ApiException as error:
                 if error.status != 404:  # gone already: nothing to rank
@@ -232,9 +246,9 @@ class Rebalancer:
             pods.append(
                 replace(info, cpu_history=histories.get(key, ()), history_step=history_step)
             )
-            if info.opted_in and pod.metadata.creation_timestamp is not None:
+            if info.opted_in and info.workload and pod.metadata.creation_timestamp is not None:
                 created = pod.metadata.creation_timestamp.timestamp()
-                births.append(PodBirth(info.key, str(info.workload), created))
+                births.append(PodBirth(info.ref, info.workload, created))
         held = self._cooling(listed, opted, births, now)
         plan = plan_moves(nodes, pods, self.scoring, self.limits, cooling=held)
         metrics.publish_balance(plan, self.scoring.threshold)
@@ -267,10 +281,10 @@ class Rebalancer:
     def _cooling(
         self,
         nodes: list[client.V1Node],
-        opted: Mapping[str, tuple[str, str, dict[str, str]]],
+        opted: Mapping[WorkloadRef, OptedIn],
         births: list[PodBirth],
         now: float,
-    ) -> frozenset[str]:
+    ) -> Cooling:
         node_moves = {}
         for node in nodes:
             if node.metadata is None:
@@ -279,8 +293,8 @@ class Rebalancer:
             if moved is not None:
                 node_moves[str(node.metadata.name)] = moved
         streaks = {}
-        for workload, (_namespace, _name, notes) in opted.items():
-            streak = Streak.decode(notes.get(REBALANCED_AT))
+        for workload, owner in opted.items():
+            streak = Streak.decode(owner.annotations.get(REBALANCED_AT))
             if streak is not None:
                 streaks[workload] = streak
         timings = Timings(self.settings.rebalance_settle_seconds, self.settings.rebalance_cooldown)
@@ -296,22 +310,21 @@ class Rebalancer:
     def _execute(
         self,
         plan: Plan,
-        opted: Mapping[str, tuple[str, str, dict[str, str]]],
+        opted: Mapping[WorkloadRef, OptedIn],
         now: float,
         nodes: list[client.V1Node],
     ) -> CycleReport:
         evicted, blocked = [], []
         # The stamps as this cycle read them, kept current as it writes, so an
         # undo restores what the previous move of the cycle wrote, not older.
-        stamps: dict[tuple[str, str], str | None] = {
-            ("node", str(node.metadata.name)): (node.metadata.annotations or {}).get(REBALANCED_AT)
+        stamps: dict[Stamped, str | None] = {
+            NodeRef(str(node.metadata.name)): (node.metadata.annotations or {}).get(REBALANCED_AT)
             for node in nodes
             if node.metadata is not None
         }
-        for namespace, name, notes in opted.values():
-            stamps[namespace, name] = notes.get(REBALANCED_AT)
+        for owner in opted.values():
+            stamps[owner.scaler] = owner.annotations.get(REBALANCED_AT)
         for move in plan.moves:
-            namespace, name = move.pod.split("/", 1)
             self._taint(move.source)
             # The stamps are written before the eviction, not after: a crash in
             # between then costs one settle without a move, never a second
@@ -320,9 +333,9 @@ class Rebalancer:
             failpoints.reach("evict:before")
             try:
                 self.core.create_namespaced_pod_eviction(
-                    name,
-                    namespace,
-                    {"metadata": {"name": name, "namespace": namespace}},  # type: ignore[arg-type]
+                    move.pod.name,
+                    move.pod.namespace,
+                    {"metadata": {"name": move.pod.name, "namespace": move.pod.namespace}},  # type: ignore[arg-type]
                 )
             except ApiException as error:
                 self._unstamp(undo, stamps)
@@ -344,47 +357,49 @@ class Rebalancer:
     def _stamp(
         self,
         move: Move,
-        opted: Mapping[str, tuple[str, str, dict[str, str]]],
+        opted: Mapping[WorkloadRef, OptedIn],
         now: float,
-        stamps: dict[tuple[str, str], str | None],
-    ) -> list[tuple[str, str, str | None]]:
+        stamps: dict[Stamped, str | None],
+    ) -> list[tuple[Stamped, str | None]]:
         """Stamp both nodes and extend the workload's streak on its scaler; return the undo."""
-        # (scope, name): scope is "node", or the PredictiveScaler's namespace.
         moved_at = f"{now:.0f}"
-        writes = [(("node", move.source), moved_at), (("node", move.destination), moved_at)]
+        writes: list[tuple[Stamped, str]] = [
+            (NodeRef(move.source), moved_at),
+            (NodeRef(move.destination), moved_at),
+        ]
         owner = opted.get(move.workload)
         if owner is not None:
-            earlier = Streak.decode(stamps.get((owner[0], owner[1])))
+            earlier = Streak.decode(stamps.get(owner.scaler))
             streak = (
                 Streak(now, now)
                 if earlier is None
                 else earlier.extended(now, self.settings.rebalance_cooldown)
             )
-            writes.append(((owner[0], owner[1]), streak.encode()))
-        undo = [(scope, name, stamps.get((scope, name))) for (scope, name), _ in writes]
-        for (scope, name), stamp in writes:
-            self._write_stamp(scope, name, stamp)
-            stamps[scope, name] = stamp
+            writes.append((owner.scaler, streak.encode()))
+        undo = [(target, stamps.get(target)) for target, _ in writes]
+        for target, stamp in writes:
+            self._write_stamp(target, stamp)
+            stamps[target] = stamp
         return undo
 
     def _unstamp(
-        self, undo: list[tuple[str, str, str | None]], stamps: dict[tuple[str, str], str | None]
+        self, undo: list[tuple[Stamped, str | None]], stamps: dict[Stamped, str | None]
     ) -> None:
         """Nothing moved: put the earlier stamps back, so a PDB's 429 costs no settle."""
-        for scope, name, earlier in undo:
+        for target, earlier in undo:
             try:
-                self._write_stamp(scope, name, earlier)
+                self._write_stamp(target, earlier)
             except ApiException as error:
-                log.warning("could not restore the cool-down of %s: %s", name, error.reason)
+                log.warning("could not restore the cool-down of %s: %s", target, error.reason)
             else:
-                stamps[scope, name] = earlier
+                stamps[target] = earlier
 
-    def _write_stamp(self, scope: str, name: str, stamp: str | None) -> None:
-        if scope == "node":
-            self.core.patch_node(name, _annotation(stamp))
+    def _write_stamp(self, target: Stamped, stamp: str | None) -> None:
+        if isinstance(target, NodeRef):
+            self.core.patch_node(target.name, _annotation(stamp))
         else:
             self.custom.patch_namespaced_custom_object(
-                GROUP, VERSION, scope, PLURAL, name, _annotation(stamp)
+                GROUP, VERSION, target.namespace, PLURAL, target.name, _annotation(stamp)
             )
 
     def _taint(self, node_name: str) -> None:
@@ -405,8 +420,8 @@ class Rebalancer:
             kept = [t.to_dict() for t in taints if t.key != DRAINING_TAINT]
             self.core.patch_node(name, {"spec": {"taints": kept}})
 
-    def _event(self, pod_key: str, reason: str, message: str) -> None:
-        namespace, name = pod_key.split("/", 1)
+    def _event(self, pod: PodRef, reason: str, message: str) -> None:
+        namespace, name = pod.namespace, pod.name
         now = datetime.datetime.now(datetime.UTC)
         body = {
             "metadata": {"generateName": f"{name}.", "namespace": namespace},
@@ -427,4 +442,4 @@ class Rebalancer:
         try:
             self.core.create_namespaced_event(namespace, body)  # type: ignore[arg-type]
         except ApiException as error:
-            log.warning("could not post event %s on %s: %s", reason, pod_key, error.reason)
+            log.warning("could not post event %s on %s: %s", reason, pod, error.reason)

@@ -23,6 +23,7 @@ from predictive_scaler.forecasting.refresh import DEFAULT_SELECTION_BUDGET_SECON
 from predictive_scaler.operator.cpus import usable_cores
 from predictive_scaler.operator.leadership import LeaseTimings
 from predictive_scaler.operator.shard import selector_matcher
+from predictive_scaler.rebalancing.nodes import DEFAULT_WEIGHTS, ScoringConfig
 from predictive_scaler.units import parse_duration
 
 
@@ -118,9 +119,7 @@ class OperatorSettings(BaseModel):
     rebalance_per_node: int = Field(default=2, ge=1)
     rebalance_per_workload: int = Field(default=1, ge=1)
     rebalance_threshold: float = Field(default=-0.1, le=0)
-    rebalance_weights: dict[str, float] = Field(
-        default_factory=lambda: {"cpu": 1.0, "memory": 1.0, "network": 1.0, "disk": 1.0}
-    )
+    rebalance_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     # A label selector ("pool=batch"): only these nodes are scored and used.
     rebalance_nodes: str = ""
     # Node CPU is taken as its forecast peak this far ahead ("off" or 0: as measured).
@@ -141,6 +140,12 @@ class OperatorSettings(BaseModel):
             weights[metric.strip()] = float(weight)
         if not weights or any(w < 0 for w in weights.values()) or sum(weights.values()) <= 0:
             raise ValueError("weights must be >= 0 with at least one positive")
+        return weights
+
+    @field_validator("rebalance_weights")
+    @classmethod
+    def _measured(cls, weights: dict[str, float]) -> dict[str, float]:
+        ScoringConfig(weights=weights)  # refuses a metric the operator does not measure
         return weights
 
     @field_validator(

@@ -16,6 +16,7 @@ from kubernetes import client
 from predictive_scaler.operator.resource import quantity
 from predictive_scaler.rebalancing.nodes import NodeLoad
 from predictive_scaler.rebalancing.pods import NodeInfo, PodInfo, Requirement, Taint, Toleration
+from predictive_scaler.refs import WorkloadRef
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 HOSTNAME = "kubernetes.io/hostname"
@@ -51,7 +52,7 @@ def node_info(node: client.V1Node, usage: Mapping[str, float]) -> NodeInfo:
 class Owners:
     """Which workload owns each ReplicaSet (Deployments own theirs)."""
 
-    replica_sets: Mapping[tuple[str, str], str]
+    replica_sets: Mapping[tuple[str, str], WorkloadRef]
 
     @classmethod
     def from_replica_sets(cls, replica_sets: Iterable[client.V1ReplicaSet]) -> Owners:
@@ -69,20 +70,22 @@ class Owners:
                     meta.name,
                 )
             )
-            owners[(str(meta.namespace), str(meta.name))] = f"{meta.namespace}/{kind}/{name}"
+            owners[(str(meta.namespace), str(meta.name))] = WorkloadRef(
+                str(meta.namespace), kind, str(name)
+            )
         return cls(owners)
 
-    def workload(self, pod: client.V1Pod) -> tuple[str | None, str | None]:
-        """(workload key, kind of the pod's direct controller); (None, None) for a bare pod."""
+    def workload(self, pod: client.V1Pod) -> tuple[WorkloadRef | None, str | None]:
+        """(workload, kind of the pod's direct controller); (None, None) for a bare pod."""
         assert pod.metadata is not None
         controller = next((r for r in (pod.metadata.owner_references or []) if r.controller), None)
         if controller is None:
             return None, None
         namespace = str(pod.metadata.namespace)
         if controller.kind == "ReplicaSet":
-            key = self.replica_sets.get((namespace, controller.name))
-            return key or f"{namespace}/ReplicaSet/{controller.name}", "ReplicaSet"
-        return f"{namespace}/{controller.kind}/{controller.name}", controller.kind
+            owner = self.replica_sets.get((namespace, controller.name))
+            return owner or WorkloadRef(namespace, "ReplicaSet", controller.name), "ReplicaSet"
+        return WorkloadRef(namespace, controller.kind, controller.name), controller.kind
 
 
 def _requests(pod: client.V1Pod, field: str) -> dict[str, float]:
@@ -126,7 +129,7 @@ def pod_info(
     pod: client.V1Pod,
     owners: Owners,
     usage: Mapping[str, float],
-    opted_in: frozenset[str],
+    opted_in: frozenset[WorkloadRef],
 ) -> PodInfo:
     assert pod.metadata is not None
     assert pod.spec is not None

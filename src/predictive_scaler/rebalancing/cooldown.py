@@ -22,7 +22,9 @@ move, which is why they are apart.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from predictive_scaler.refs import PodRef, WorkloadRef
 
 
 @dataclass(frozen=True)
@@ -62,31 +64,41 @@ class Streak:
 
 @dataclass(frozen=True)
 class PodBirth:
-    key: str  # namespace/name
-    workload: str
+    pod: PodRef
+    workload: WorkloadRef
     created: float
+
+
+@dataclass(frozen=True)
+class Cooling:
+    """What may not take part in a move this cycle: nodes (by name), workloads and pods."""
+
+    nodes: frozenset[str] = field(default_factory=frozenset)
+    workloads: frozenset[WorkloadRef] = field(default_factory=frozenset)
+    pods: frozenset[PodRef] = field(default_factory=frozenset)
 
 
 def cooling(
     node_moves: Mapping[str, float],
-    workload_streaks: Mapping[str, Streak],
+    workload_streaks: Mapping[WorkloadRef, Streak],
     pods: Iterable[PodBirth],
     now: float,
     timings: Timings,
-) -> frozenset[str]:
-    """The planner's `cooling` set: "node/<name>", "workload/<key>" and pod keys."""
-    held = {f"node/{name}" for name, moved in node_moves.items() if now - moved < timings.settle}
-    held |= {
-        f"workload/{key}"
-        for key, streak in workload_streaks.items()
-        if now - streak.last < timings.settle
-    }
+) -> Cooling:
+    """Nodes and workloads within a settle of their last move, and the pods moves created."""
     young = {
-        key: streak.since - timings.settle
-        for key, streak in workload_streaks.items()
+        workload: streak.since - timings.settle
+        for workload, streak in workload_streaks.items()
         if now - streak.last < timings.cooldown
     }
-    held |= {
-        pod.key for pod in pods if pod.workload in young and pod.created >= young[pod.workload]
-    }
-    return frozenset(held)
+    return Cooling(
+        frozenset(name for name, moved in node_moves.items() if now - moved < timings.settle),
+        frozenset(
+            workload
+            for workload, streak in workload_streaks.items()
+            if now - streak.last < timings.settle
+        ),
+        frozenset(
+            pod.pod for pod in pods if pod.workload in young and pod.created >= young[pod.workload]
+        ),
+    )

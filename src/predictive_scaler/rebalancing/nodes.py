@@ -1,6 +1,6 @@
 """Node scores from real usage, the load-balance degree, and the two load heaps.
 
-For each metric m (CPU, memory, network throughput, disk I/O by default) the
+For each metric m (CPU and memory, the two the operator measures) the
 cluster mean is the capacity-weighted mean utilisation; node i's ratio is
 mean_m / util_{i,m}; its score is the log of the weighted mean of its ratios.
 A score above 0 is lighter than the cluster, below 0 heavier. The cluster's
@@ -15,7 +15,12 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-DEFAULT_WEIGHTS: Mapping[str, float] = {"cpu": 1.0, "memory": 1.0, "network": 1.0, "disk": 1.0}
+# The metrics the operator measures for every node and pod (kubelet resource
+# metrics). The design also names network throughput and disk I/O; nothing the
+# operator reads reports them per node and per pod, so a weight on them would
+# be silently ignored, and is refused instead (ScoringConfig).
+MEASURED_METRICS = ("cpu", "memory")
+DEFAULT_WEIGHTS: Mapping[str, float] = dict.fromkeys(MEASURED_METRICS, 1.0)
 # A node using (almost) nothing of a metric would have an infinite ratio; this
 # caps what one idle metric can add to a node's score.
 MAX_RATIO = 100.0
@@ -46,6 +51,12 @@ class ScoringConfig:
     threshold: float = -0.1
 
     def __post_init__(self) -> None:
+        unmeasured = sorted(set(self.weights) - set(MEASURED_METRICS))
+        if unmeasured:
+            raise ValueError(
+                f"no usage is measured for {', '.join(unmeasured)}: weights apply to "
+                f"{' and '.join(MEASURED_METRICS)} only"
+            )
         if not self.weights or any(w < 0 or not math.isfinite(w) for w in self.weights.values()):
             raise ValueError(f"weights must be finite and >= 0, got {dict(self.weights)}")
         if sum(self.weights.values()) <= 0:
@@ -66,9 +77,8 @@ def cluster_means(nodes: Iterable[NodeLoad], metrics: Iterable[str]) -> dict[str
 def node_score(node: NodeLoad, means: Mapping[str, float], weights: Mapping[str, float]) -> float:
     """log of the weighted mean of mean_m / util_m over the metrics the cluster uses.
 
-    A metric nobody uses (or nobody reports, such as disk I/O on a cluster
-    without it) says nothing about balance and is left out; with none left
-    every node scores 0.
+    A metric nobody uses (or nobody reports) says nothing about balance and
+    is left out; with none left every node scores 0.
     """
     total_weight = 0.0
     weighted = 0.0
@@ -128,11 +138,15 @@ class LoadHeaps:
 
     heapq is a min-heap: the high heap holds (score, name), lowest score =
     heaviest on top; the low heap holds (-score, name), highest score =
-    lightest on top.
+    lightest on top. A node re-scored after a move is placed again with
+    :meth:`rescore`; its earlier entry in the high heap is left to go stale
+    (whoever pops it compares it with the node's current score), its earlier
+    entry in the low heap is removed.
     """
 
     high: list[tuple[float, str]]
     low: list[tuple[float, str]]
+    threshold: float
 
     @classmethod
     def split(cls, node_scores: Mapping[str, float], threshold: float) -> LoadHeaps:
@@ -140,10 +154,27 @@ class LoadHeaps:
         low = [(-s, name) for name, s in node_scores.items() if s >= threshold]
         heapq.heapify(high)
         heapq.heapify(low)
-        return cls(high, low)
+        return cls(high, low, threshold)
 
     def hottest(self) -> tuple[str, float] | None:
         return (self.high[0][1], self.high[0][0]) if self.high else None
+
+    def pop_hottest(self) -> tuple[str, float] | None:
+        """Take the hottest entry off the high heap (it may be stale: see the class)."""
+        if not self.high:
+            return None
+        score, name = heapq.heappop(self.high)
+        return name, score
+
+    def rescore(self, name: str, score: float) -> None:
+        """Place a node whose score changed in the heap its new score belongs to."""
+        if any(entry[1] == name for entry in self.low):
+            self.low = [entry for entry in self.low if entry[1] != name]
+            heapq.heapify(self.low)
+        if score < self.threshold:
+            heapq.heappush(self.high, (score, name))
+        else:
+            heapq.heappush(self.low, (-score, name))
 
     def coolest(self) -> list[tuple[str, float]]:
         """Low-load nodes, coolest first (a sorted copy; the heap is left as it is)."""

@@ -11,13 +11,14 @@ unchanged, so only the two nodes' scores need recomputing per move.
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from predictive_scaler.rebalancing.cooldown import Cooling
 from predictive_scaler.rebalancing.nodes import (
     DegreeTracker,
+    LoadHeaps,
     NodeLoad,
     ScoringConfig,
     cluster_means,
@@ -25,6 +26,7 @@ from predictive_scaler.rebalancing.nodes import (
 )
 from predictive_scaler.rebalancing.pods import NodeInfo, PodInfo, seconds_to_limit, why_not_movable
 from predictive_scaler.rebalancing.predicates import why_not_fits
+from predictive_scaler.refs import PodRef, WorkloadRef
 
 
 @dataclass(frozen=True)
@@ -38,10 +40,13 @@ class Limits:
     candidates: int = 8
 
 
+NOTHING_COOLING = Cooling()
+
+
 @dataclass(frozen=True)
 class Move:
-    pod: str
-    workload: str
+    pod: PodRef
+    workload: WorkloadRef
     source: str
     destination: str
     degree_after: float
@@ -49,7 +54,7 @@ class Move:
 
 @dataclass(frozen=True)
 class Skipped:
-    pod: str
+    pod: PodRef
     node: str
     reason: str
 
@@ -78,7 +83,7 @@ class _Cluster:
     means: Mapping[str, float]
     config: ScoringConfig
     moved_from: Counter[str] = field(default_factory=Counter)
-    moved_workloads: Counter[str] = field(default_factory=Counter)
+    moved_workloads: Counter[WorkloadRef | None] = field(default_factory=Counter)
 
     def score_with(self, name: str, delta: Mapping[str, float]) -> float:
         return node_score(self.loads[name].moved(delta), self.means, self.config.weights)
@@ -105,7 +110,7 @@ class _Cluster:
             self.degree = self.degree.replaced(self.scores[name], new)
             self.scores[name] = new
         self.moved_from[source] += 1
-        self.moved_workloads[str(pod.workload)] += 1
+        self.moved_workloads[pod.workload] += 1
 
 
 def _build(nodes: Sequence[NodeInfo], pods: Sequence[PodInfo], config: ScoringConfig) -> _Cluster:
@@ -138,7 +143,7 @@ def _build(nodes: Sequence[NodeInfo], pods: Sequence[PodInfo], config: ScoringCo
 
 
 def _best_destination(
-    cluster: _Cluster, pod: PodInfo, coolest: Sequence[str], limits: Limits, cooling: frozenset[str]
+    cluster: _Cluster, pod: PodInfo, coolest: Sequence[str], limits: Limits, cooling: Cooling
 ) -> tuple[str, float] | None:
     """The destination leaving the lowest degree, among the first that take the pod."""
     source = pod.node
@@ -148,7 +153,7 @@ def _best_destination(
     best: tuple[str, float] | None = None
     examined = 0
     for name in coolest:
-        if name == source or f"node/{name}" in cooling:
+        if name == source or name in cooling.nodes:
             continue
         residents = cluster.residents[name] if pod.anti_affinity else cluster.guarded[name]
         if why_not_fits(pod, cluster.nodes[name], cluster.requested[name], residents):
@@ -175,23 +180,23 @@ def _movable(
     source: str,
     limits: Limits,
     *,
-    cooling: frozenset[str],
+    cooling: Cooling,
     skipped: list[Skipped],
     allow_local_storage: bool,
-) -> list[tuple[int, float, float, str, PodInfo]]:
+) -> list[tuple[int, float, float, PodRef, PodInfo]]:
     """The source's pods that may move, in move order; the others go to `skipped` with why."""
     movable = []
     for pod in cluster.residents[source]:
         reason = why_not_movable(pod, allow_local_storage=allow_local_storage)
-        if reason is None and (pod.key in cooling or f"workload/{pod.workload}" in cooling):
+        if reason is None and (pod.ref in cooling.pods or pod.workload in cooling.workloads):
             reason = "CoolDown"
-        if reason is None and cluster.moved_workloads[str(pod.workload)] >= limits.per_workload:
+        if reason is None and cluster.moved_workloads[pod.workload] >= limits.per_workload:
             reason = "WorkloadLimit"
         if reason is None:
             urgency = seconds_to_limit(pod)
-            movable.append((pod.priority, urgency, -pod.usage.get("cpu", 0.0), pod.key, pod))
+            movable.append((pod.priority, urgency, -pod.usage.get("cpu", 0.0), pod.ref, pod))
         else:
-            skipped.append(Skipped(pod.key, source, reason))
+            skipped.append(Skipped(pod.ref, source, reason))
     return sorted(movable)
 
 
@@ -201,30 +206,23 @@ def plan_moves(
     config: ScoringConfig,
     limits: Limits = Limits(),
     *,
-    cooling: frozenset[str] = frozenset(),
+    cooling: Cooling = NOTHING_COOLING,
     allow_local_storage: bool = False,
 ) -> Plan:
-    """Moves that lower the load-balance degree.
-
-    `cooling` holds what recently moved: "node/<name>", "workload/<key>" and pod keys.
-    """
+    """Moves that lower the load-balance degree; nothing in ``cooling`` takes part."""
     cluster = _build(nodes, pods, config)
     scores_before = dict(cluster.scores)
     degree_before = cluster.degree.value()
-    high = [(s, name) for name, s in cluster.scores.items() if s < config.threshold]
-    heapq.heapify(high)
+    heaps = LoadHeaps.split(cluster.scores, config.threshold)
     moves: list[Move] = []
     skipped: list[Skipped] = []
-    while high and len(moves) < limits.per_cycle:
-        score, source = heapq.heappop(high)
-        if score != cluster.scores[source] or score >= config.threshold:
-            continue  # stale entry: the node was re-scored and pushed again
-        if f"node/{source}" in cooling or cluster.moved_from[source] >= limits.per_node:
+    while len(moves) < limits.per_cycle and (hottest := heaps.pop_hottest()) is not None:
+        source, score = hottest
+        if score != cluster.scores[source]:
+            continue  # stale entry: the node was re-scored and placed again
+        if source in cooling.nodes or cluster.moved_from[source] >= limits.per_node:
             continue
-        coolest = sorted(
-            (n for n, s in cluster.scores.items() if s >= config.threshold),
-            key=lambda n: -cluster.scores[n],
-        )
+        coolest = [name for name, _ in heaps.coolest()]
         movable = _movable(
             cluster,
             source,
@@ -244,9 +242,10 @@ def plan_moves(
             continue
         _, _, degree, _, pod, destination = min(options, key=lambda o: o[:4])
         cluster.apply(pod, destination)
-        moves.append(Move(pod.key, str(pod.workload), source, destination, degree))
-        if cluster.scores[source] < config.threshold:
-            heapq.heappush(high, (cluster.scores[source], source))
+        assert pod.workload is not None  # a bare pod is never movable
+        moves.append(Move(pod.ref, pod.workload, source, destination, degree))
+        for moved in (source, destination):
+            heaps.rescore(moved, cluster.scores[moved])
     return Plan(
         tuple(moves),
         tuple(skipped),

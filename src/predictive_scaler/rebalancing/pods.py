@@ -14,6 +14,7 @@ from typing import Literal
 import numpy as np
 
 from predictive_scaler.rebalancing.nodes import NodeLoad
+from predictive_scaler.refs import PodRef, WorkloadRef
 
 # Pods at or above this priority are system-critical (system-cluster-critical is 2e9).
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
@@ -64,8 +65,8 @@ class PodInfo:
     name: str
     namespace: str
     node: str
-    # The workload that owns the pod (e.g. "shop/Deployment/web"); None for a bare pod.
-    workload: str | None
+    # The workload that owns the pod; None for a bare pod.
+    workload: WorkloadRef | None
     owner_kind: str | None = None  # ReplicaSet, StatefulSet, DaemonSet, Job, ...
     priority: int = 0
     requests: Mapping[str, float] = field(default_factory=dict)
@@ -87,8 +88,8 @@ class PodInfo:
     opted_in: bool = False
 
     @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def ref(self) -> PodRef:
+        return PodRef(self.namespace, self.name)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from predictive_scaler.rebalancing.nodes import DegreeTracker, NodeLoad, ScoringConfig
 from predictive_scaler.rebalancing.pods import PodInfo
+from predictive_scaler.refs import PodRef
 
 DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 
@@ -43,26 +44,26 @@ def _utilisation(node: NodeLoad, weights: Mapping[str, float]) -> float:
 
 def deletion_costs(
     replicas: Sequence[PodInfo], nodes: Sequence[NodeLoad], config: ScoringConfig
-) -> dict[str, int]:
-    """Pod key -> deletion cost (0 for the replica to remove first, then 1, 2, ...)."""
+) -> dict[PodRef, int]:
+    """Each pod's deletion cost (0 for the replica to remove first, then 1, 2, ...)."""
     loads = {n.name: n for n in nodes}
     current = {name: _utilisation(load, config.weights) for name, load in loads.items()}
     spread = DegreeTracker.of(list(current.values()))
     metrics = [m for m, w in config.weights.items() if w > 0]
-    ranked: list[tuple[float, float, str]] = []
+    ranked: list[tuple[float, float, PodRef]] = []
     for pod in replicas:
         node = loads.get(pod.node)
         if node is None:
             # Not on a known node (pending): removing it strands nothing, so it goes first.
-            ranked.append((-1.0, -1.0, pod.key))
+            ranked.append((-1.0, -1.0, pod.ref))
             continue
         after = node.moved({m: -v for m, v in pod.usage.items()})
         balance = spread.replaced(current[node.name], _utilisation(after, config.weights)).value()
         # Rounded, so float noise does not decide between equally balanced choices.
-        ranked.append((round(balance, 9), stranded(after, metrics), pod.key))
+        ranked.append((round(balance, 9), stranded(after, metrics), pod.ref))
     return {key: rank for rank, (_, _, key) in enumerate(sorted(ranked))}
 
 
-def deletion_cost_annotations(costs: Mapping[str, int]) -> dict[str, dict[str, str]]:
-    """Pod key -> the metadata.annotations patch that carries its cost."""
+def deletion_cost_annotations(costs: Mapping[PodRef, int]) -> dict[PodRef, dict[str, str]]:
+    """Each pod's metadata.annotations patch that carries its cost."""
     return {key: {DELETION_COST_ANNOTATION: str(cost)} for key, cost in costs.items()}

@@ -207,3 +207,23 @@ def test_a_cgroup_v1_quota_is_read_too(tmp_path: Path) -> None:
     (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("50000\n")
     (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
     assert usable_cores(tmp_path) == 1
+
+
+@pytest.mark.parametrize("weights", ["cpu=1,network=1", "disk=2", "cpu=1,memory=1,gpu=1"])
+def test_a_weight_on_a_metric_the_operator_does_not_measure_is_refused(weights: str) -> None:
+    with pytest.raises(SettingsError) as bad:
+        OperatorSettings.from_environment(
+            {
+                "PROMETHEUS_URL": "http://prometheus:9090",
+                "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": weights,
+            }
+        )
+    (line,) = str(bad.value).splitlines()
+    assert line.startswith("PREDICTIVE_SCALER_REBALANCE_WEIGHTS:")
+    assert "no usage is measured for" in line
+    assert "cpu and memory only" in line
+
+
+def test_the_default_weights_are_the_measured_metrics() -> None:
+    settings = OperatorSettings.from_environment({"PROMETHEUS_URL": "http://prometheus:9090"})
+    assert settings.rebalance_weights == {"cpu": 1.0, "memory": 1.0}

@@ -5,50 +5,52 @@ from __future__ import annotations
 import pytest
 
 from predictive_scaler.rebalancing.cooldown import PodBirth, Streak, Timings, cooling
+from predictive_scaler.refs import PodRef, WorkloadRef
 
 pytestmark = pytest.mark.unit
 
 TIMINGS = Timings(settle=60.0, cooldown=600.0)
-WEB = "shop/Deployment/web"
+WEB = WorkloadRef("shop", "Deployment", "web")
+OTHER = WorkloadRef("shop", "Deployment", "other")
+
+
+def pod(name: str) -> PodRef:
+    return PodRef("shop", name)
 
 
 def test_a_moved_node_waits_the_settle_and_no_longer() -> None:
     moves = {"hot": 1000.0}
-    assert "node/hot" in cooling(moves, {}, [], 1059.0, TIMINGS)
-    assert "node/hot" not in cooling(moves, {}, [], 1060.0, TIMINGS)
+    assert cooling(moves, {}, [], 1059.0, TIMINGS).nodes == {"hot"}
+    assert not cooling(moves, {}, [], 1060.0, TIMINGS).nodes
 
 
 def test_a_moved_workload_waits_the_settle_from_its_last_move() -> None:
     streaks = {WEB: Streak(since=500.0, last=1000.0)}
-    assert f"workload/{WEB}" in cooling({}, streaks, [], 1059.0, TIMINGS)
-    assert f"workload/{WEB}" not in cooling({}, streaks, [], 1061.0, TIMINGS)
+    assert cooling({}, streaks, [], 1059.0, TIMINGS).workloads == {WEB}
+    assert not cooling({}, streaks, [], 1061.0, TIMINGS).workloads
 
 
 def test_the_pods_born_since_the_streak_began_wait_the_cooldown() -> None:
     streaks = {WEB: Streak(since=500.0, last=1000.0)}
     pods = [
-        PodBirth("shop/web-old", WEB, created=100.0),
-        PodBirth("shop/web-first-replacement", WEB, created=505.0),
-        PodBirth("shop/web-second-replacement", WEB, created=1002.0),
-        PodBirth("shop/other-new", "shop/Deployment/other", created=1002.0),
+        PodBirth(pod("web-old"), WEB, created=100.0),
+        PodBirth(pod("web-first-replacement"), WEB, created=505.0),
+        PodBirth(pod("web-second-replacement"), WEB, created=1002.0),
+        PodBirth(pod("other-new"), OTHER, created=1002.0),
     ]
-    held = cooling({}, streaks, pods, 1500.0, TIMINGS)
-    assert {"shop/web-first-replacement", "shop/web-second-replacement"} <= held
-    assert "shop/web-old" not in held
-    assert "shop/other-new" not in held
+    held = cooling({}, streaks, pods, 1500.0, TIMINGS).pods
+    assert held == {pod("web-first-replacement"), pod("web-second-replacement")}
     # A cool-down after the last move, the replacements are free again.
-    assert not cooling({}, streaks, pods, 1600.0, TIMINGS)
+    assert not cooling({}, streaks, pods, 1600.0, TIMINGS).pods
 
 
 def test_a_replacement_stamped_by_a_clock_behind_the_operators_counts_as_one() -> None:
     streaks = {WEB: Streak(since=1000.0, last=1000.0)}
     pods = [
-        PodBirth("shop/web-a", WEB, created=959.0),  # within a settle before the streak
-        PodBirth("shop/web-b", WEB, created=939.0),  # older than that: an original
+        PodBirth(pod("web-a"), WEB, created=959.0),  # within a settle before the streak
+        PodBirth(pod("web-b"), WEB, created=939.0),  # older than that: an original
     ]
-    held = cooling({}, streaks, pods, 1100.0, TIMINGS)
-    assert "shop/web-a" in held
-    assert "shop/web-b" not in held
+    assert cooling({}, streaks, pods, 1100.0, TIMINGS).pods == {pod("web-a")}
 
 
 def test_a_streak_goes_on_within_the_cooldown_and_starts_again_after_it() -> None:

@@ -60,11 +60,25 @@ def test_heaps_put_the_hottest_and_the_coolest_on_top() -> None:
     assert sorted(name for _, name in heaps.high) == ["hot", "warm"]
 
 
+def test_a_rescored_node_moves_to_the_heap_its_new_score_belongs_to() -> None:
+    heaps = LoadHeaps.split({"hot": -0.9, "warm": -0.3, "cool": 0.4}, threshold=-0.1)
+    assert heaps.pop_hottest() == ("hot", -0.9)
+    heaps.rescore("hot", -0.2)  # a move cooled it, not enough: hot again, behind nothing
+    heaps.rescore("cool", -0.05)  # it took the pod: still low-load, no longer the coolest
+    heaps.rescore("warm", 0.1)  # re-scored without being popped: its high entry goes stale
+    assert [name for name, _ in heaps.coolest()] == ["warm", "cool"]
+    assert heaps.pop_hottest() == ("warm", -0.3)  # stale: the planner compares scores
+    assert heaps.pop_hottest() == ("hot", -0.2)
+    assert heaps.pop_hottest() is None
+
+
 def test_weights_must_be_usable() -> None:
     with pytest.raises(ValueError, match="positive weight"):
         ScoringConfig(weights={"cpu": 0.0})
     with pytest.raises(ValueError, match="finite"):
         ScoringConfig(weights={"cpu": -1.0})
+    with pytest.raises(ValueError, match="no usage is measured for disk, network"):
+        ScoringConfig(weights={"cpu": 1.0, "network": 1.0, "disk": 1.0})
 
 
 def test_a_climbing_node_counts_at_its_forecast_peak_and_a_falling_one_as_measured() -> None:

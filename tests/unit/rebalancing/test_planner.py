@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from predictive_scaler.rebalancing.cooldown import Cooling
 from predictive_scaler.rebalancing.nodes import NodeLoad, ScoringConfig
 from predictive_scaler.rebalancing.planner import Limits, plan_moves
 from predictive_scaler.rebalancing.pods import (
@@ -16,6 +17,7 @@ from predictive_scaler.rebalancing.pods import (
     why_not_movable,
 )
 from predictive_scaler.rebalancing.predicates import why_not_fits
+from predictive_scaler.refs import PodRef, WorkloadRef
 
 CPU_ONLY = ScoringConfig(weights={"cpu": 1.0})
 
@@ -26,14 +28,14 @@ def make_node(name: str, pods: list[PodInfo], cpu: float = 10.0, **extra: Any) -
     return NodeInfo(load, {"cpu": cpu, "memory": 64.0, "pods": 110}, **extra)
 
 
-OWN_WORKLOAD = "own"
+OWN_WORKLOAD = WorkloadRef("", "", "own")
 
 
 def make_pod(
-    name: str, node: str, cpu: float, workload: str | None = OWN_WORKLOAD, **extra: Any
+    name: str, node: str, cpu: float, workload: WorkloadRef | None = OWN_WORKLOAD, **extra: Any
 ) -> PodInfo:
     values: dict[str, Any] = {
-        "workload": f"ns/Deployment/{name}" if workload == OWN_WORKLOAD else workload,
+        "workload": WorkloadRef("ns", "Deployment", name) if workload == OWN_WORKLOAD else workload,
         "owner_kind": "ReplicaSet",
         "requests": {"cpu": 0.5, "memory": 1.0},
         "usage": {"cpu": cpu},
@@ -65,7 +67,8 @@ def test_moves_go_from_the_hottest_node_to_cooler_ones_and_lower_the_degree() ->
 def test_limits_per_node_per_workload_and_per_cycle_hold() -> None:
     nodes, pods = skewed()
     same_workload = [
-        make_pod(p.name, p.node, p.usage["cpu"], workload="ns/Deployment/one") for p in pods
+        make_pod(p.name, p.node, p.usage["cpu"], workload=WorkloadRef("ns", "Deployment", "one"))
+        for p in pods
     ]
     plan = plan_moves(nodes, same_workload, CPU_ONLY, Limits(per_node=3, per_workload=1))
     assert len(plan.moves) == 1
@@ -90,23 +93,24 @@ def test_pods_that_must_stay_are_never_planned() -> None:
     plan = plan_moves(nodes, only_stayers, CPU_ONLY, Limits(per_node=10, per_cycle=10))
     assert plan.moves == ()
     assert {s.pod: s.reason for s in plan.skipped} == {
-        "ns/ds": "DaemonSetPod",
-        "ns/mirror": "MirrorPod",
-        "ns/bare": "BarePod",
-        "ns/critical": "SystemCritical",
-        "ns/leaving": "Terminating",
-        "ns/disk": "LocalStorage",
-        "ns/other": "NotOptedIn",
+        PodRef("ns", "ds"): "DaemonSetPod",
+        PodRef("ns", "mirror"): "MirrorPod",
+        PodRef("ns", "bare"): "BarePod",
+        PodRef("ns", "critical"): "SystemCritical",
+        PodRef("ns", "leaving"): "Terminating",
+        PodRef("ns", "disk"): "LocalStorage",
+        PodRef("ns", "other"): "NotOptedIn",
     }
     assert why_not_movable(stays[5], allow_local_storage=True) is None
 
 
 def test_cooling_pods_and_nodes_are_left_alone() -> None:
     nodes, pods = skewed()
-    every_hot_pod = frozenset(p.key for p in pods if p.node == "hot")
+    every_hot_pod = Cooling(pods=frozenset(p.ref for p in pods if p.node == "hot"))
     assert plan_moves(nodes, pods, CPU_ONLY, cooling=every_hot_pod).moves == ()
-    assert plan_moves(nodes, pods, CPU_ONLY, cooling=frozenset({"node/hot"})).moves == ()
-    moved = plan_moves(nodes, pods, CPU_ONLY, Limits(per_node=3), cooling=frozenset({"node/cold"}))
+    assert plan_moves(nodes, pods, CPU_ONLY, cooling=Cooling(nodes=frozenset({"hot"}))).moves == ()
+    cold = Cooling(nodes=frozenset({"cold"}))
+    moved = plan_moves(nodes, pods, CPU_ONLY, Limits(per_node=3), cooling=cold)
     assert {m.destination for m in moved.moves} == {"cool"}
 
 
@@ -119,7 +123,7 @@ def test_lower_priority_then_nearest_to_its_limit_goes_first() -> None:
         make_pod("hot-3", "hot", 2.0, priority=100),
     ] + [p for p in pods if p.node != "hot"]
     plan = plan_moves(nodes, ordered, CPU_ONLY, Limits(per_node=1))
-    assert [m.pod for m in plan.moves] == ["ns/hot-2"]
+    assert [m.pod for m in plan.moves] == [PodRef("ns", "hot-2")]
 
 
 def test_seconds_to_limit_follows_the_linear_trend() -> None:
@@ -165,7 +169,9 @@ def test_a_destination_that_would_turn_hot_is_not_used() -> None:
 
 def test_a_cooling_workload_is_not_moved_again() -> None:
     nodes, pods = skewed()
-    cooling = frozenset(f"workload/{p.workload}" for p in pods if p.node == "hot")
+    cooling = Cooling(
+        workloads=frozenset(p.workload for p in pods if p.node == "hot" and p.workload)
+    )
     plan = plan_moves(nodes, pods, CPU_ONLY, cooling=cooling)
     assert plan.moves == ()
     assert {s.reason for s in plan.skipped if s.node == "hot"} == {"CoolDown"}

@@ -8,6 +8,7 @@ from predictive_scaler.rebalancing.scale_in import (
     deletion_costs,
     stranded,
 )
+from predictive_scaler.refs import PodRef, WorkloadRef
 
 CONFIG = ScoringConfig(weights={"cpu": 1.0, "memory": 1.0})
 
@@ -17,7 +18,7 @@ def replica(name: str, node: str, cpu: float = 1.0, memory: float = 1.0) -> PodI
         name=name,
         namespace="ns",
         node=node,
-        workload="ns/Deployment/web",
+        workload=WorkloadRef("ns", "Deployment", "web"),
         usage={"cpu": cpu, "memory": memory},
     )
 
@@ -34,7 +35,11 @@ def test_replicas_on_the_heaviest_node_go_first() -> None:
         replica("on-middle", "middle"),
     ]
     costs = deletion_costs(replicas, nodes, CONFIG)
-    assert sorted(costs, key=costs.__getitem__) == ["ns/on-heavy", "ns/on-middle", "ns/on-light"]
+    assert sorted(costs, key=costs.__getitem__) == [
+        PodRef("ns", "on-heavy"),
+        PodRef("ns", "on-middle"),
+        PodRef("ns", "on-light"),
+    ]
     assert sorted(costs.values()) == [0, 1, 2]
 
 
@@ -46,7 +51,7 @@ def test_between_equal_nodes_the_one_left_less_stranded_goes_first() -> None:
         replica("cpu-heavy", "b", cpu=1.9, memory=0.1),
     ]
     costs = deletion_costs(replicas, nodes, CONFIG)
-    assert costs["ns/cpu-heavy"] < costs["ns/memory-heavy"]
+    assert costs[PodRef("ns", "cpu-heavy")] < costs[PodRef("ns", "memory-heavy")]
     assert stranded(load("x", 5, 5), ["cpu", "memory"]) == 0.0
 
 
@@ -54,5 +59,7 @@ def test_a_replica_on_no_known_node_goes_first_and_costs_become_annotations() ->
     costs = deletion_costs(
         [replica("placed", "a"), replica("pending", "")], [load("a", 5, 5)], CONFIG
     )
-    assert costs["ns/pending"] == 0
-    assert deletion_cost_annotations(costs)["ns/placed"] == {DELETION_COST_ANNOTATION: "1"}
+    assert costs[PodRef("ns", "pending")] == 0
+    assert deletion_cost_annotations(costs)[PodRef("ns", "placed")] == {
+        DELETION_COST_ANNOTATION: "1"
+    }

@@ -1,0 +1,108 @@
+"""The rebalancer's cool-down stamps land on the object they are meant for.
+
+Stamps were once keyed by (scope, name), the scope being the word "node" or a
+PredictiveScaler's namespace: a PredictiveScaler in a namespace called `node`,
+named like a Node, had its workload's streak written onto that Node instead.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+import predictive_scaler.localcluster as local
+from predictive_scaler.demo.load import LoadDriver
+from predictive_scaler.localcluster import NodeShape
+from predictive_scaler.localcluster.kube import create_namespace, running_pods
+from predictive_scaler.operator.rebalancer import REBALANCED_AT, Rebalancer
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler.operator.settings import OperatorSettings
+from tests.fixtures.cluster import (
+    DEADLINE,
+    KwokNodes,
+    PrometheusQuery,
+    pinned_deployment,
+    wait_for,
+)
+from tests.fixtures.operator import scaler
+
+COLLIDING_NAMESPACE = "node"
+
+
+@pytest.fixture
+def node_namespace(core_v1: client.CoreV1Api) -> Iterator[str]:
+    """The namespace literally called `node`, gone again afterwards."""
+
+    def gone() -> bool:
+        try:
+            core_v1.read_namespace(COLLIDING_NAMESPACE)
+        except ApiException as error:
+            if error.status == 404:
+                return True
+            raise
+        return False
+
+    wait_for(gone, what=f"no namespace {COLLIDING_NAMESPACE!r} left from an earlier run")
+    create_namespace(core_v1, COLLIDING_NAMESPACE, timeout=DEADLINE)
+    yield COLLIDING_NAMESPACE
+    core_v1.delete_namespace(COLLIDING_NAMESPACE)
+    wait_for(gone, what=f"namespace {COLLIDING_NAMESPACE!r} deleted")
+
+
+def test_a_scaler_named_like_a_node_in_namespace_node_keeps_its_own_stamp(
+    local_cluster: local.LocalCluster,
+    crd: str,
+    kube_api: client.ApiClient,
+    kwok_nodes: KwokNodes,
+    core_v1: client.CoreV1Api,
+    apps_v1: client.AppsV1Api,
+    custom_objects: client.CustomObjectsApi,
+    node_namespace: str,
+    prometheus_query: PrometheusQuery,
+) -> None:
+    pool = f"pool-{uuid.uuid4().hex[:6]}"
+    shape = NodeShape(cpu="8", memory="32Gi", labels={"pool": pool})
+    hot = kwok_nodes.create(shape)[0]
+    apps_v1.create_namespaced_deployment(node_namespace, pinned_deployment("batch", 4, pool))  # type: ignore[arg-type]
+    wait_for(lambda: len(running_pods(core_v1, node_namespace, "batch")) == 4, what="Running")
+    cool = kwok_nodes.create(shape)[0]
+    # Named like the node its pods are moved off: (namespace, name) = ("node", <node>).
+    body = scaler(hot, "batch", metric={"resource": "cpu", "targetPerReplica": "1"}, mode="DryRun")
+    body["spec"]["rebalance"] = {"enabled": True}
+    custom_objects.create_namespaced_custom_object(GROUP, VERSION, node_namespace, PLURAL, body)
+    driver = LoadDriver(core_v1, apps_v1, node_namespace, "batch", lambda _: 4.0)
+    driver.start()
+    try:
+        prometheus_query(
+            f'rate(node_cpu_usage_seconds_total{{node=~"{hot}|{cool}"}}[8s])',
+            lambda found: len(found) == 2 and max(s.value for s in found) > 3.0,
+        )
+        settings = OperatorSettings.from_environment(
+            {
+                "PROMETHEUS_URL": local_cluster.prometheus_url,
+                "PREDICTIVE_SCALER_NAMESPACES": node_namespace,
+                "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "2s",
+                "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
+                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool}",
+                "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
+            }
+        )
+        now = time.time()
+        report = Rebalancer(kube_api, settings).cycle(now)
+    finally:
+        driver.stop()
+    assert report.evicted, "a pod should have moved off the hot node"
+    stamp = f"{now:.0f}"
+    node = core_v1.read_node(hot)
+    node_notes = (node.metadata.annotations if node.metadata else None) or {}
+    assert node_notes.get(REBALANCED_AT) == stamp  # the node's time, not the workload's streak
+    found: Any = custom_objects.get_namespaced_custom_object(
+        GROUP, VERSION, node_namespace, PLURAL, hot
+    )
+    assert found["metadata"]["annotations"][REBALANCED_AT] == f"{stamp}/{stamp}"
