@@ -1,7 +1,8 @@
 """The PredictiveScaler custom resource as Python values, parsed once at the boundary.
 
-The CRD in `crds/` is the API's source of truth and the API server applies its
-defaults and validation; these models mirror it so the operator never passes
+The CRD (the package's `data/crds/`, which `crds/` and the chart link to) is
+the API's source of truth and the API server applies its defaults and
+validation; these models mirror it so the operator never passes
 raw dicts around, and they re-check what the API server cannot (a spec written
 before a schema change, or an object applied with validation off).
 """
