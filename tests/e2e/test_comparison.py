@@ -24,9 +24,10 @@ import predictive_scaler.localcluster as local
 from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.localcluster.kube import deployment_manifest
-from predictive_scaler.operator.prometheus import PrometheusSource, load_query
+from predictive_scaler.operator.prometheus import PrometheusSource
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, PredictiveScalerSpec
 from predictive_scaler.operator.settings import recent_rate_window
+from predictive_scaler.operator.sources import LoadSeries
 from predictive_scaler.scaling import ScalingState
 from predictive_scaler.simulation import replay
 from predictive_scaler.simulation.shadow import ShadowState
@@ -93,9 +94,9 @@ def test_the_shadow_hpa_runs_what_the_replay_runs_across_a_crash_and_shows_the_s
     shadow_spec = spec.shadow_spec()
     # The samples the shadow consumed, read back as the operator reads them.
     window = recent_rate_window(STEP, local_cluster.scrape_interval_seconds)
-    query = load_query(spec.metric, namespace, spec.scale_target_ref, window)
+    series = LoadSeries.of(namespace, spec.scale_target_ref, spec.metric, "app=web", window)
     prometheus = PrometheusSource(local_cluster.prometheus_url, timeout=10.0)
-    load = prometheus.samples(query, step=STEP, start=shadow.since, end=shadow.consumed_until)
+    load = prometheus.samples(series, step=STEP, start=shadow.since, end=shadow.consumed_until)
     assert np.isfinite(load).sum() > duration / STEP * 0.8, "too few samples were counted"
     policy = shadow_spec.policy(ScalingState())
     expected = replay(load, policy, policy.config, initial=INITIAL)

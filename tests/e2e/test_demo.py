@@ -23,7 +23,7 @@ from predictive_scaler.demo.scenario import NAMESPACE, WORKLOAD, Scenario
 from predictive_scaler.demo.session import SCRAPE_TARGET
 from predictive_scaler.localcluster import processes
 from predictive_scaler.operator.prometheus import resource_query
-from predictive_scaler.operator.resource import MetricSource, ScaleTargetRef
+from predictive_scaler.operator.resource import ScaleTargetRef
 from predictive_scaler.promclient import connect
 from predictive_scaler.units import format_duration
 from tests.fixtures.cluster import wait_for
@@ -150,9 +150,8 @@ def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
     counter = np.array([value for _, value in past])
     handed_over = past[int(np.flatnonzero(np.diff(counter) > 0)[-1]) + 1][0]
     target = ScaleTargetRef(api_version="apps/v1", kind="Deployment", name=WORKLOAD)
-    metric = MetricSource(resource="cpu", target_per_replica="1")
     window = 4 * local_cluster.scrape_interval_seconds
-    query = resource_query(metric, NAMESPACE, target, window)
+    query = resource_query("cpu", NAMESPACE, target, window)
     read = connect(url).custom_query_range(
         query,
         start_time=_utc(handed_over - window),

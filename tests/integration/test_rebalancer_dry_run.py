@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import time
-import uuid
 
 from kubernetes import client
 
 import predictive_scaler.localcluster as local
 from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.localcluster import NodeShape
 from predictive_scaler.localcluster.kube import running_pods
 from predictive_scaler.operator.rebalancer import DRAINING_TAINT, Rebalancer
-from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,
-    pinned_deployment,
-    wait_for,
 )
-from tests.fixtures.operator import scaler
+from tests.fixtures.rebalancing import skewed_pool
 
 
 def test_dry_run_plans_and_reports_without_evicting(
@@ -34,22 +29,12 @@ def test_dry_run_plans_and_reports_without_evicting(
     namespace: str,
     prometheus_query: PrometheusQuery,
 ) -> None:
-    pool = f"pool-{uuid.uuid4().hex[:6]}"
-    shape = NodeShape(cpu="8", memory="32Gi", labels={"pool": pool})
-    hot = kwok_nodes.create(shape)
-    apps_v1.create_namespaced_deployment(namespace, pinned_deployment("batch", 4, pool))  # type: ignore[arg-type]
-    wait_for(lambda: len(running_pods(core_v1, namespace, "batch")) == 4, what="batch Running")
-    cool = kwok_nodes.create(shape)
-    body = scaler(
-        "batch", "batch", metric={"resource": "cpu", "targetPerReplica": "1"}, mode="DryRun"
-    )
-    body["spec"]["rebalance"] = {"enabled": True}
-    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    pool = skewed_pool(kwok_nodes, core_v1, apps_v1, custom_objects, namespace)
     driver = LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: 4.0)
     driver.start()
     try:
         prometheus_query(
-            f'rate(node_cpu_usage_seconds_total{{node=~"{hot[0]}|{cool[0]}"}}[8s])',
+            f'rate(node_cpu_usage_seconds_total{{node=~"{pool.hot}|{pool.cool}"}}[8s])',
             lambda found: len(found) == 2 and max(s.value for s in found) > 3.0,
         )
         before = {p.metadata.name for p in running_pods(core_v1, namespace, "batch") if p.metadata}
@@ -59,7 +44,7 @@ def test_dry_run_plans_and_reports_without_evicting(
                 "PREDICTIVE_SCALER_NAMESPACES": namespace,
                 "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "2s",
                 "PREDICTIVE_SCALER_REBALANCE_MODE": "DryRun",
-                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool}",
+                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool.label}",
                 "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
             }
         )
@@ -68,7 +53,7 @@ def test_dry_run_plans_and_reports_without_evicting(
         driver.stop()
     assert report.plan is not None
     assert report.plan.moves
-    assert {m.source for m in report.plan.moves} == set(hot)
+    assert {m.source for m in report.plan.moves} == {pool.hot}
     assert report.evicted == ()
     assert {
         p.metadata.name for p in running_pods(core_v1, namespace, "batch") if p.metadata
@@ -76,5 +61,5 @@ def test_dry_run_plans_and_reports_without_evicting(
     reasons = {e.reason for e in core_v1.list_namespaced_event(namespace).items}
     assert "WouldEvict" in reasons
     assert "Evicted" not in reasons
-    node = core_v1.read_node(hot[0])
+    node = core_v1.read_node(pool.hot)
     assert not any(t.key == DRAINING_TAINT for t in (node.spec.taints if node.spec else None) or [])

@@ -8,7 +8,6 @@ named like a Node, had its workload's streak written onto that Node instead.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,8 +17,7 @@ from kubernetes.client.exceptions import ApiException
 
 import predictive_scaler.localcluster as local
 from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.localcluster import NodeShape
-from predictive_scaler.localcluster.kube import create_namespace, running_pods
+from predictive_scaler.localcluster.kube import create_namespace
 from predictive_scaler.operator.rebalancer import REBALANCED_AT, Rebalancer
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
@@ -27,10 +25,9 @@ from tests.fixtures.cluster import (
     DEADLINE,
     KwokNodes,
     PrometheusQuery,
-    pinned_deployment,
     wait_for,
 )
-from tests.fixtures.operator import scaler
+from tests.fixtures.rebalancing import skewed_pool
 
 COLLIDING_NAMESPACE = "node"
 
@@ -66,21 +63,15 @@ def test_a_scaler_named_like_a_node_in_namespace_node_keeps_its_own_stamp(
     node_namespace: str,
     prometheus_query: PrometheusQuery,
 ) -> None:
-    pool = f"pool-{uuid.uuid4().hex[:6]}"
-    shape = NodeShape(cpu="8", memory="32Gi", labels={"pool": pool})
-    hot = kwok_nodes.create(shape)[0]
-    apps_v1.create_namespaced_deployment(node_namespace, pinned_deployment("batch", 4, pool))  # type: ignore[arg-type]
-    wait_for(lambda: len(running_pods(core_v1, node_namespace, "batch")) == 4, what="Running")
-    cool = kwok_nodes.create(shape)[0]
     # Named like the node its pods are moved off: (namespace, name) = ("node", <node>).
-    body = scaler(hot, "batch", metric={"resource": "cpu", "targetPerReplica": "1"}, mode="DryRun")
-    body["spec"]["rebalance"] = {"enabled": True}
-    custom_objects.create_namespaced_custom_object(GROUP, VERSION, node_namespace, PLURAL, body)
+    pool = skewed_pool(
+        kwok_nodes, core_v1, apps_v1, custom_objects, node_namespace, scaler_name=str
+    )
     driver = LoadDriver(core_v1, apps_v1, node_namespace, "batch", lambda _: 4.0)
     driver.start()
     try:
         prometheus_query(
-            f'rate(node_cpu_usage_seconds_total{{node=~"{hot}|{cool}"}}[8s])',
+            f'rate(node_cpu_usage_seconds_total{{node=~"{pool.hot}|{pool.cool}"}}[8s])',
             lambda found: len(found) == 2 and max(s.value for s in found) > 3.0,
         )
         settings = OperatorSettings.from_environment(
@@ -89,7 +80,7 @@ def test_a_scaler_named_like_a_node_in_namespace_node_keeps_its_own_stamp(
                 "PREDICTIVE_SCALER_NAMESPACES": node_namespace,
                 "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "2s",
                 "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
-                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool}",
+                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool.label}",
                 "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
             }
         )
@@ -99,10 +90,10 @@ def test_a_scaler_named_like_a_node_in_namespace_node_keeps_its_own_stamp(
         driver.stop()
     assert report.evicted, "a pod should have moved off the hot node"
     stamp = f"{now:.0f}"
-    node = core_v1.read_node(hot)
+    node = core_v1.read_node(pool.hot)
     node_notes = (node.metadata.annotations if node.metadata else None) or {}
     assert node_notes.get(REBALANCED_AT) == stamp  # the node's time, not the workload's streak
     found: Any = custom_objects.get_namespaced_custom_object(
-        GROUP, VERSION, node_namespace, PLURAL, hot
+        GROUP, VERSION, node_namespace, PLURAL, pool.hot
     )
     assert found["metadata"]["annotations"][REBALANCED_AT] == f"{stamp}/{stamp}"

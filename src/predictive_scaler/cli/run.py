@@ -17,14 +17,15 @@ from predictive_scaler.operator.apiclient import CountingApiClient
 from predictive_scaler.operator.handlers import OperatorState
 from predictive_scaler.operator.kube import Kubernetes
 from predictive_scaler.operator.leadership import Leadership
-from predictive_scaler.operator.prometheus import PrometheusSource
+from predictive_scaler.operator.metric_sources import metric_source
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.selection_workers import SelectionWorkers
 from predictive_scaler.operator.settings import OperatorSettings, SettingsError
 
 HELP = """Run the operator. Configuration comes from the environment:
-  PROMETHEUS_URL                         where the load history is queried (required)
+  PREDICTIVE_SCALER_METRICS_SOURCE       prometheus (default) | metrics-api (metrics-server)
+  PROMETHEUS_URL                         where load and usage are queried (with prometheus)
   PREDICTIVE_SCALER_NAMESPACES           comma-separated namespaces to watch (default: all)
   PREDICTIVE_SCALER_LEADER_ELECTION      a Lease name: of several replicas only its holder acts
   PREDICTIVE_SCALER_LEADER_ELECTION_NAMESPACE  the Lease's namespace (default)
@@ -46,7 +47,7 @@ HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_REBALANCE_SETTLE     a move's nodes and workload wait this long (3 rate windows)
   PREDICTIVE_SCALER_REBALANCE_BUDGET     evictions per cycle (5); _PER_NODE (2), _PER_WORKLOAD (1)
   PREDICTIVE_SCALER_REBALANCE_THRESHOLD  node score below which a node is high-load (-0.1)
-  PREDICTIVE_SCALER_REBALANCE_WEIGHTS    metric weights (cpu=1,memory=1,network=1,disk=1)
+  PREDICTIVE_SCALER_REBALANCE_WEIGHTS    metric weights, of cpu and memory (cpu=1,memory=1)
   PREDICTIVE_SCALER_REBALANCE_NODES      label selector of the nodes to balance (all)
 The Kubernetes connection is the in-cluster service account, else KUBECONFIG."""
 
@@ -99,13 +100,14 @@ def serve(args: argparse.Namespace) -> int:
         leadership.start()
     # The rebalancer's reading of node usage also ranks pods for scale-in, even
     # when moving pods is Off.
-    balancer = Rebalancer(api, settings)
+    source = metric_source(settings, api)
+    balancer = Rebalancer(api, settings, source)
     state = OperatorState(
         settings=settings,
         selection_workers=SelectionWorkers(settings.selection_processes),
         evaluator=Evaluator(
             Kubernetes(api),
-            PrometheusSource(settings.prometheus, settings.query_timeout),
+            source,
             settings,
             scale_in=balancer.mark_scale_in,
         ),

@@ -26,7 +26,7 @@ import numpy as np
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.localcluster import deployment_manifest
 from predictive_scaler.operator.prometheus import resource_query
-from predictive_scaler.operator.resource import GROUP, KIND, VERSION, MetricSource, ScaleTargetRef
+from predictive_scaler.operator.resource import GROUP, KIND, VERSION, ScaleTargetRef
 from predictive_scaler.operator.settings import recent_rate_window
 from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, PREDICTIVE_BEHAVIOR, Behavior
 from predictive_scaler.simulation import ReplayConfig
@@ -271,9 +271,7 @@ class Scenario:
         """
         window = recent_rate_window(self.seconds_per_step, scrape_interval_seconds)
         query = resource_query(
-            MetricSource(
-                resource="cpu", capacity_per_replica=f"{round(self.capacity_cores * 1000)}m"
-            ),
+            "cpu",
             NAMESPACE,
             ScaleTargetRef(api_version="apps/v1", kind="Deployment", name=KEDA_WORKLOAD),
             window,

@@ -1,8 +1,8 @@
 """A workload's load histories, kept per object and extended with only their new samples.
 
 The long history (two weeks at 5 minutes) costs a few range queries once;
-after that a cycle asks Prometheus only for the samples since the last one
-(and the newest few again: a sample whose scrape had not yet arrived may
+after that a cycle asks the metric source only for the samples since the last
+one (and the newest few again: a sample whose scrape had not yet arrived may
 have been missing). So a cycle's query cost does not grow with the window.
 """
 
@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.operator.sources import LoadSeries
 from predictive_scaler.scaling import LoadHistory
 
 # Samples read again each cycle: the newest may have lacked a scrape still in flight.
@@ -22,14 +23,16 @@ REREAD_SAMPLES = 2
 
 
 class RangeSource(Protocol):
-    def samples(self, query: str, *, step: float, start: float, end: float) -> FloatArray: ...
+    def samples(
+        self, series: LoadSeries, *, step: float, start: float, end: float
+    ) -> FloatArray: ...
 
 
 @dataclass
 class CachedHistory:
-    """One query's samples on a fixed grid, the last read ending at ``end``."""
+    """One series' samples on a fixed grid, the last read ending at ``end``."""
 
-    query: str = ""
+    series: LoadSeries | None = None
     step: float = 0.0
     values: FloatArray = field(default_factory=lambda: np.empty(0))
     end: float = math.nan
@@ -37,41 +40,43 @@ class CachedHistory:
     last_read_points: int = 0
 
     def read(
-        self, source: RangeSource, query: str, *, step: float, points: int, now: float
+        self, source: RangeSource, series: LoadSeries, *, step: float, points: int, now: float
     ) -> LoadHistory:
-        """The last ``points`` samples of ``query`` up to ``now``.
+        """The last ``points`` samples of ``series`` up to ``now``.
 
         A MetricsError from the source leaves the cache as it was.
         """
         end = math.floor(now / step) * step
         start = end - (points - 1) * step
         reusable = (
-            query == self.query
+            series == self.series
             and step == self.step
             and self.values.size == points
             and start <= self.end <= end
         )
         if not reusable:
-            fresh = source.samples(query, step=step, start=start, end=end)
-            self._keep(query, step, fresh, end, fresh.size)
+            fresh = source.samples(series, step=step, start=start, end=end)
+            self._keep(series, step, fresh, end, fresh.size)
             return LoadHistory(fresh.copy(), step, end)
         if self.end == end:
             self.last_read_points = 0
             return LoadHistory(self.values.copy(), step, end)
         new_from = max(start, self.end - (REREAD_SAMPLES - 1) * step)
-        tail = source.samples(query, step=step, start=new_from, end=end)
+        tail = source.samples(series, step=step, start=new_from, end=end)
         shift = round((end - self.end) / step)
         values = np.concatenate([self.values[shift:], np.full(shift, np.nan)])
         values[values.size - tail.size :] = tail
-        self._keep(query, step, values, end, tail.size)
+        self._keep(series, step, values, end, tail.size)
         return LoadHistory(values.copy(), step, end)
 
-    def last_read(self, query: str, step: float) -> LoadHistory | None:
-        """What the last successful read of ``query`` at ``step`` returned, if any."""
-        if query != self.query or step != self.step or self.values.size == 0:
+    def last_read(self, series: LoadSeries, step: float) -> LoadHistory | None:
+        """What the last successful read of ``series`` at ``step`` returned, if any."""
+        if series != self.series or step != self.step or self.values.size == 0:
             return None
         return LoadHistory(self.values.copy(), step, self.end)
 
-    def _keep(self, query: str, step: float, values: FloatArray, end: float, read: int) -> None:
-        self.query, self.step, self.values, self.end = query, step, values, end
+    def _keep(
+        self, series: LoadSeries, step: float, values: FloatArray, end: float, read: int
+    ) -> None:
+        self.series, self.step, self.values, self.end = series, step, values, end
         self.last_read_points = read

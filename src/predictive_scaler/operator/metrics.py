@@ -139,7 +139,7 @@ REBALANCE_SECONDS = Histogram(
 )
 QUERY_SECONDS = Histogram(
     "predictive_scaler_prometheus_query_duration_seconds",
-    "Latency of Prometheus range queries",
+    "Latency of Prometheus queries (load histories and the rebalancer's usage)",
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
 )
 HISTORY_POINTS_READ = Counter(

@@ -1,17 +1,23 @@
-"""Adapter to Prometheus: a workload's load history as a regular series of samples.
+"""The Prometheus metric source: every PromQL the operator sends, each written once.
 
-The range query is evaluated on a grid aligned to the step, so that successive
-evaluations see the same timestamps; missing points become NaN and the pure
-policy decides what too many of them mean.
+An object's load is a range query evaluated on a grid aligned to the step, so
+that successive evaluations see the same timestamps; missing points become
+NaN and the pure policy decides what too many of them mean. Node and pod
+usage for the rebalancer are instant (and short range) queries of the
+kubelet's resource metrics.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime
 import re
 import threading
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Self
 
 import numpy as np
 import requests
@@ -21,8 +27,18 @@ from prometheus_api_client.exceptions import PrometheusApiClientException
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.operator import metrics
-from predictive_scaler.operator.resource import MetricSource, ScaleTargetRef
+from predictive_scaler.operator.query_scope import query_problem
+from predictive_scaler.operator.resource import ScaleTargetRef
+from predictive_scaler.operator.sources import (
+    CPU,
+    MEMORY,
+    LoadSeries,
+    MetricsError,
+    Refusal,
+    Usage,
+)
 from predictive_scaler.promclient import connect
+from predictive_scaler.refs import PodRef
 
 # Pod names each workload kind gives its pods: cAdvisor series carry the pod
 # name, not the pod's labels, so the target's pods are matched by name.
@@ -37,42 +53,59 @@ POD_NAME_PATTERNS = {
 MAX_POINTS_PER_QUERY = 11_000
 
 
-class MetricsError(RuntimeError):
-    """The load could not be read; `reason` is the condition reason to report."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
 def _promql_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def resource_query(
-    metric: MetricSource, namespace: str, target: ScaleTargetRef, rate_window: float
+    resource: str | None, namespace: str, target: ScaleTargetRef, rate_window: float
 ) -> str:
     """PromQL for the built-in `cpu` (cores) or `memory` (working-set bytes) of the target."""
     pod = POD_NAME_PATTERNS[target.kind].format(name=re.escape(target.name))
     matchers = f'namespace={_promql_string(namespace)},pod=~{_promql_string(pod)},container!=""'
-    if metric.resource == "cpu":
-        window = f"{max(1, round(rate_window))}s"
+    if resource == "cpu":
+        window = _window(rate_window)
         return f"sum(rate(container_cpu_usage_seconds_total{{{matchers}}}[{window}]))"
     return f"sum(container_memory_working_set_bytes{{{matchers}}})"
 
 
-def load_query(
-    metric: MetricSource, namespace: str, target: ScaleTargetRef, rate_window: float
-) -> str:
-    if metric.query is not None:
-        return metric.query
-    return resource_query(metric, namespace, target, rate_window)
+def load_query(series: LoadSeries) -> str:
+    """The PromQL of an object's load: its own query, or the shorthand's."""
+    if series.query is not None:
+        return series.query
+    return resource_query(series.resource, series.namespace, series.target, series.rate_window)
+
+
+def _node_cpu(window: float) -> str:
+    return f"sum by (node) (rate(node_cpu_usage_seconds_total[{_window(window)}]))"
+
+
+def _pod_cpu(window: float) -> str:
+    return (
+        "sum by (namespace, pod) "
+        f'(rate(container_cpu_usage_seconds_total{{container!=""}}[{_window(window)}]))'
+    )
+
+
+NODE_MEMORY = "sum by (node) (node_memory_working_set_bytes)"
+POD_MEMORY = 'sum by (namespace, pod) (container_memory_working_set_bytes{container!=""})'
+
+
+def _window(seconds: float) -> str:
+    return f"{max(1, round(seconds))}s"
 
 
 @dataclass(frozen=True)
 class PrometheusSource:
+    """The :class:`~predictive_scaler.operator.sources.MetricSource` that reads Prometheus.
+
+    ``rate_window`` is the window of the rebalancer's usage rates (the
+    shortest that spans enough scrapes).
+    """
+
     url: str
     timeout: float
+    rate_window: float = 60.0
     # One client, and so one requests.Session and its kept-alive connections,
     # per evaluation thread (a Session is not meant to be shared across
     # threads): at 1,000 objects a new connection per query was about 4 % of the
@@ -86,7 +119,19 @@ class PrometheusSource:
             found = self._clients.client = connect(self.url, timeout=self.timeout)
         return found
 
-    def samples(self, query: str, *, step: float, start: float, end: float) -> FloatArray:
+    def with_timeout(self, seconds: float) -> Self:
+        return dataclasses.replace(self, timeout=seconds)
+
+    def refusal(self, series: LoadSeries, *, confine: bool) -> Refusal | None:
+        if series.query is None:
+            return None
+        problem = query_problem(series.query, series.namespace, confine=confine)
+        return None if problem is None else Refusal(problem.reason, problem.message)
+
+    def samples(self, series: LoadSeries, *, step: float, start: float, end: float) -> FloatArray:
+        return self.query_samples(load_query(series), step=step, start=start, end=end)
+
+    def query_samples(self, query: str, *, step: float, start: float, end: float) -> FloatArray:
         """`query` at every step from `start` to `end` (both on the step grid); NaN = missing.
 
         Prometheus answers at most 11,000 points per series and range query,
@@ -109,11 +154,32 @@ class PrometheusSource:
         self, query: str, step: float, start: float, end: float
     ) -> list[tuple[float, float]]:
         """One range query's (timestamp, value) pairs; MetricsError unless one series or none."""
+        with self._request():
+            series = self._client().custom_query_range(
+                query,
+                start_time=_utc(start),
+                end_time=_utc(end),
+                step=f"{step:g}s",
+                timeout=self.timeout,
+            )
+        if len(series) > 1:
+            labels = ", ".join(str(s.get("metric", {})) for s in series[:3])
+            raise self._failed(
+                "MultipleSeries",
+                f"the query returns {len(series)} series, it must return one (first: {labels})",
+            )
+        return [(float(t), float(v)) for t, v in (series[0]["values"] if series else ())]
+
+    @contextlib.contextmanager
+    def _request(self) -> Iterator[None]:
+        """Time one request and turn its failure into a MetricsError with a reason.
+
+        The timeout is given with every request: a client kept from an earlier
+        evaluation was made with another one.
+        """
         began = time.monotonic()
         try:
-            series = self._client().custom_query_range(
-                query, start_time=_utc(start), end_time=_utc(end), step=f"{step:g}s"
-            )
+            yield
         except requests.RequestException as error:
             if _timed_out(error):
                 raise self._failed(
@@ -126,13 +192,52 @@ class PrometheusSource:
             raise self._failed("QueryFailed", f"Prometheus refused the query: {error}") from error
         finally:
             metrics.QUERY_SECONDS.observe(time.monotonic() - began)
-        if len(series) > 1:
-            labels = ", ".join(str(s.get("metric", {})) for s in series[:3])
-            raise self._failed(
-                "MultipleSeries",
-                f"the query returns {len(series)} series, it must return one (first: {labels})",
+
+    def usage(self) -> Usage:
+        window = self.rate_window
+        cpu, memory = (
+            _by_node(self._instant(_node_cpu(window))),
+            _by_node(self._instant(NODE_MEMORY)),
+        )
+        pod_cpu, pod_memory = (
+            _by_pod(self._instant(_pod_cpu(window))),
+            _by_pod(self._instant(POD_MEMORY)),
+        )
+        nodes = {n: {CPU: cpu.get(n, 0.0), MEMORY: memory.get(n, 0.0)} for n in cpu | memory}
+        pods = {
+            p: {CPU: pod_cpu.get(p, 0.0), MEMORY: pod_memory.get(p, 0.0)}
+            for p in pod_cpu | pod_memory
+        }
+        return Usage(nodes, pods)
+
+    def node_cpu_history(self, step: float, points: int) -> Mapping[str, Sequence[float]]:
+        return {
+            item["metric"].get("node", ""): _values(item)
+            for item in self._recent_range(_node_cpu(self.rate_window), step, points)
+        }
+
+    def pod_cpu_history(self, step: float, points: int) -> Mapping[PodRef, Sequence[float]]:
+        return {
+            _pod(item["metric"]): _values(item)
+            for item in self._recent_range(_pod_cpu(self.rate_window), step, points)
+        }
+
+    def _instant(self, query: str) -> list[dict[str, Any]]:
+        with self._request():
+            found: list[dict[str, Any]] = self._client().custom_query(query, timeout=self.timeout)
+        return found
+
+    def _recent_range(self, query: str, step: float, points: int) -> list[dict[str, Any]]:
+        end = time.time()
+        with self._request():
+            found: list[dict[str, Any]] = self._client().custom_query_range(
+                query,
+                start_time=_utc(end - (points - 1) * step),
+                end_time=_utc(end),
+                step=f"{step:g}s",
+                timeout=self.timeout,
             )
-        return [(float(t), float(v)) for t, v in (series[0]["values"] if series else ())]
+        return found
 
     @staticmethod
     def _failed(reason: str, message: str) -> MetricsError:
@@ -153,3 +258,19 @@ def _timed_out(error: requests.RequestException) -> bool:
 
 def _utc(epoch: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC)
+
+
+def _pod(labels: Mapping[str, str]) -> PodRef:
+    return PodRef(labels.get("namespace", ""), labels.get("pod", ""))
+
+
+def _by_node(found: list[dict[str, Any]]) -> dict[str, float]:
+    return {item["metric"].get("node", ""): float(item["value"][1]) for item in found}
+
+
+def _by_pod(found: list[dict[str, Any]]) -> dict[PodRef, float]:
+    return {_pod(item["metric"]): float(item["value"][1]) for item in found}
+
+
+def _values(item: Mapping[str, Any]) -> tuple[float, ...]:
+    return tuple(float(value) for _, value in item["values"])

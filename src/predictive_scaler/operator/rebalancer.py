@@ -24,10 +24,11 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from predictive_scaler.operator import failpoints, metrics
+from predictive_scaler.operator.metric_sources import metric_source
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
-from predictive_scaler.operator.snapshot import Owners, by_label, node_info, pod_info
-from predictive_scaler.promclient import connect, instant_query
+from predictive_scaler.operator.snapshot import Owners, node_info, pod_info
+from predictive_scaler.operator.sources import CPU, MEMORY, MetricSource, Usage
 from predictive_scaler.rebalancing.cooldown import Cooling, PodBirth, Streak, Timings, cooling
 from predictive_scaler.rebalancing.nodes import ScoringConfig
 from predictive_scaler.rebalancing.planner import Limits, Move, Plan, plan_moves
@@ -78,7 +79,10 @@ def _epoch(text: str | None) -> float | None:
 
 
 class Rebalancer:
-    def __init__(self, api: client.ApiClient, settings: OperatorSettings) -> None:
+    def __init__(
+        self, api: client.ApiClient, settings: OperatorSettings, source: MetricSource | None = None
+    ) -> None:
+        self.source = source or metric_source(settings, api)
         self.core = client.CoreV1Api(api)
         self.apps = client.AppsV1Api(api)
         self.custom = client.CustomObjectsApi(api)
@@ -113,72 +117,27 @@ class Rebalancer:
                 )
         return opted
 
-    def _usage(self) -> tuple[dict[tuple[str, ...], float], ...]:
-        url = self.settings.prometheus
-        window = f"{round(self.settings.min_rate_window)}s"
-        queries = (
-            (f"sum by (node) (rate(node_cpu_usage_seconds_total[{window}]))", ("node",)),
-            ("sum by (node) (node_memory_working_set_bytes)", ("node",)),
-            (
-                "sum by (namespace, pod) "
-                f'(rate(container_cpu_usage_seconds_total{{container!=""}}[{window}]))',
-                ("namespace", "pod"),
-            ),
-            (
-                'sum by (namespace, pod) (container_memory_working_set_bytes{container!=""})',
-                ("namespace", "pod"),
-            ),
-        )
-        usage = tuple(by_label(instant_query(url, q), *labels) for q, labels in queries)
-        if self.settings.rebalance_lookahead > 0:
-            usage = (self._projected_node_cpu(usage[0], window), *usage[1:])
-        return usage
-
-    def _range(self, promql: str, step: float, points: int) -> list[dict[str, Any]]:
-        end = datetime.datetime.now(datetime.UTC)
-        prometheus = connect(self.settings.prometheus, timeout=self.settings.query_timeout)
-        series: list[dict[str, Any]] = prometheus.custom_query_range(
-            promql,
-            start_time=end - datetime.timedelta(seconds=(points - 1) * step),
-            end_time=end,
-            step=f"{step:g}s",
-        )
-        return series
-
-    def _projected_node_cpu(
-        self, measured: dict[tuple[str, ...], float], window: str
-    ) -> dict[tuple[str, ...], float]:
-        """Each node's CPU as its forecast peak over the look-ahead (never below the measure)."""
+    def _usage(self) -> Usage:
+        """Usage now, a node's CPU counted at its forecast peak over the look-ahead."""
+        usage = self.source.usage()
         lookahead = self.settings.rebalance_lookahead
+        if lookahead <= 0:
+            return usage
         step = max(self.settings.min_rate_window, lookahead / 5)
-        series = self._range(
-            f"sum by (node) (rate(node_cpu_usage_seconds_total[{window}]))", step, 21
-        )
         horizon = max(1, math.ceil(lookahead / step))
-        projected = dict(measured)
-        for item in series:
-            key = (item["metric"].get("node", ""),)
-            values = [float(v) for _, v in item["values"]]
-            peak = projected_usage(values, horizon)
-            if math.isfinite(peak):
-                projected[key] = max(measured.get(key, 0.0), peak)
-        return projected
+        nodes = {name: dict(measured) for name, measured in usage.nodes.items()}
+        for name, values in self.source.node_cpu_history(step, 21).items():
+            peak = projected_usage(list(values), horizon)
+            if name in nodes and math.isfinite(peak):
+                nodes[name][CPU] = max(nodes[name].get(CPU, 0.0), peak)
+        return Usage(nodes, usage.pods)
 
     def _nodes(
-        self,
-        node_cpu: Mapping[tuple[str, ...], float],
-        node_memory: Mapping[tuple[str, ...], float],
-        selector: str | None,
+        self, usage: Usage, selector: str | None
     ) -> tuple[list[client.V1Node], list[NodeInfo]]:
         listed = self.core.list_node(label_selector=selector).items
         nodes = [
-            node_info(
-                n,
-                {
-                    "cpu": node_cpu.get((str(n.metadata.name),), 0.0),
-                    "memory": node_memory.get((str(n.metadata.name),), 0.0),
-                },
-            )
+            node_info(n, usage.nodes.get(str(n.metadata.name), {CPU: 0.0, MEMORY: 0.0}))
             for n in listed
             if n.metadata is not None
         ]
@@ -186,15 +145,15 @@ class Rebalancer:
 
     def mark_scale_in(self, namespace: str, selector: str) -> dict[PodRef, int]:
         """Write pod-deletion-cost on the target's pods so scale-in leaves the nodes balanced."""
-        node_cpu, node_memory, pod_cpu, pod_memory = self._usage()
-        _, nodes = self._nodes(node_cpu, node_memory, None)
+        usage = self._usage()
+        _, nodes = self._nodes(usage, None)
         replicas = []
         for pod in self.core.list_namespaced_pod(namespace, label_selector=selector).items:
             if pod.metadata is None or pod.spec is None or pod.metadata.deletion_timestamp:
                 continue
-            key = (namespace, str(pod.metadata.name))
-            usage = {"cpu": pod_cpu.get(key, 0.0), "memory": pod_memory.get(key, 0.0)}
-            replicas.append(pod_info(pod, Owners({}), usage, frozenset()))
+            ref = PodRef(namespace, str(pod.metadata.name))
+            used = usage.pods.get(ref, {CPU: 0.0, MEMORY: 0.0})
+            replicas.append(pod_info(pod, Owners({}), used, frozenset()))
         costs = deletion_costs(replicas, [n.load for n in nodes], self.scoring)
         for ranked, patch in deletion_cost_annotations(costs).items():
             try:
@@ -206,33 +165,17 @@ class Rebalancer:
                     raise
         return costs
 
-    def _pod_cpu_histories(self) -> tuple[dict[tuple[str, str], tuple[float, ...]], float]:
-        """Recent CPU of every pod, for the planner's "nearest its limit first" order."""
-        step = self.settings.min_rate_window
-        window = f"{round(step)}s"
-        series = self._range(
-            "sum by (namespace, pod) "
-            f'(rate(container_cpu_usage_seconds_total{{container!=""}}[{window}]))',
-            step,
-            HISTORY_POINTS,
-        )
-        histories = {
-            (item["metric"].get("namespace", ""), item["metric"].get("pod", "")): tuple(
-                float(v) for _, v in item["values"]
-            )
-            for item in series
-        }
-        return histories, step
-
     # ---- one cycle -----------------------------------------------------------
 
     def cycle(self, now: float) -> CycleReport:
         opted = self._opted_in()
-        node_cpu, node_memory, pod_cpu, pod_memory = self._usage()
-        listed, nodes = self._nodes(node_cpu, node_memory, self.settings.rebalance_nodes or None)
+        usage = self._usage()
+        listed, nodes = self._nodes(usage, self.settings.rebalance_nodes or None)
         names = {n.name for n in nodes}
         owners = Owners.from_replica_sets(self.apps.list_replica_set_for_all_namespaces().items)
-        histories, history_step = self._pod_cpu_histories()
+        # Each pod's recent CPU, for the planner's "nearest its limit first" order.
+        history_step = self.settings.min_rate_window
+        histories = self.source.pod_cpu_history(history_step, HISTORY_POINTS)
         opted_in = frozenset(opted)
         pods, births = [], []
         for pod in self.core.list_pod_for_all_namespaces(
@@ -240,12 +183,11 @@ class Rebalancer:
         ).items:
             if pod.spec is None or pod.metadata is None or pod.spec.node_name not in names:
                 continue
-            key = (str(pod.metadata.namespace), str(pod.metadata.name))
-            usage = {"cpu": pod_cpu.get(key, 0.0), "memory": pod_memory.get(key, 0.0)}
-            info = pod_info(pod, owners, usage, opted_in)
-            pods.append(
-                replace(info, cpu_history=histories.get(key, ()), history_step=history_step)
-            )
+            ref = PodRef(str(pod.metadata.namespace), str(pod.metadata.name))
+            used = usage.pods.get(ref, {CPU: 0.0, MEMORY: 0.0})
+            info = pod_info(pod, owners, used, opted_in)
+            history = tuple(histories.get(ref, ()))
+            pods.append(replace(info, cpu_history=history, history_step=history_step))
             if info.opted_in and info.workload and pod.metadata.creation_timestamp is not None:
                 created = pod.metadata.creation_timestamp.timestamp()
                 births.append(PodBirth(info.ref, info.workload, created))

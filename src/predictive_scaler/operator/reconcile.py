@@ -33,8 +33,6 @@ from predictive_scaler.operator.conditions import (
     observed,
 )
 from predictive_scaler.operator.kube import Kubernetes, Scale, TargetNotFoundError
-from predictive_scaler.operator.prometheus import MetricsError, PrometheusSource, load_query
-from predictive_scaler.operator.query_scope import query_problem
 from predictive_scaler.operator.report import (
     Published,
     decision_status,
@@ -46,6 +44,7 @@ from predictive_scaler.operator.resource import Fallback, Mode, PredictiveScaler
 from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
+from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide
 from predictive_scaler.simulation.shadow import (
     Observed,
@@ -110,18 +109,18 @@ def _previous_state(status: Mapping[str, Any]) -> ScalingState:
 
 
 class Evaluator:
-    """Evaluates objects with one Kubernetes client, one Prometheus, one set of settings."""
+    """Evaluates objects with one Kubernetes client, one metric source, one set of settings."""
 
     def __init__(
         self,
         kube: Kubernetes,
-        prometheus: PrometheusSource,
+        source: MetricSource,
         settings: OperatorSettings,
         *,
         scale_in: Callable[[str, str], object] | None = None,
     ) -> None:
         self.kube = kube
-        self.prometheus = prometheus
+        self.source = source
         self.settings = settings
         # Called with (namespace, pod selector) before replicas go down, to rank the pods.
         self.scale_in = scale_in
@@ -149,11 +148,10 @@ class Evaluator:
             scaling_spec = spec.scaling_spec()
         except (ValidationError, ValueError) as error:
             return blocked_by("InvalidSpec", str(error))
-        if spec.metric.query is not None:
-            confine = not self.settings.cross_namespace_queries
-            problem = query_problem(spec.metric.query, ref.namespace, confine=confine)
-            if problem is not None:
-                return blocked_by(problem.reason, problem.message)
+        confine = not self.settings.cross_namespace_queries
+        refusal = self.source.refusal(self._load(ref.namespace, spec), confine=confine)
+        if refusal is not None:
+            return blocked_by(refusal.reason, refusal.message)
         target = spec.scale_target_ref
         # A DryRun object sets no replicas, so it may watch beside any autoscaler.
         rival = None
@@ -169,7 +167,7 @@ class Evaluator:
 
         deadline = began + self.settings.evaluation_budget
         history, long, metrics_error, long_error = self._histories(
-            ref, spec, runtime, now, deadline
+            self._load(ref.namespace, spec, scale.selector), spec, runtime, now, deadline
         )
         selection = runtime.forecaster(spec.forecast)
         state = _previous_state(raw_status)
@@ -228,9 +226,14 @@ class Evaluator:
         publish(ref.namespace, ref.name, decision, published, runtime)
         return evaluation
 
+    def _load(self, namespace: str, spec: PredictiveScalerSpec, selector: str = "") -> LoadSeries:
+        """The object's load at its own step, as the recent history reads it."""
+        window = recent_rate_window(spec.forecast.step_seconds, self.settings.scrape_interval)
+        return LoadSeries.of(namespace, spec.scale_target_ref, spec.metric, selector, window)
+
     def _histories(
         self,
-        ref: ObjectRef,
+        recent_series: LoadSeries,
         spec: PredictiveScalerSpec,
         runtime: ObjectRuntime,
         now: float,
@@ -244,14 +247,10 @@ class Evaluator:
         """
         settings = spec.forecast
         step, points = settings.step_seconds, settings.history_points
-        recent_window = recent_rate_window(step, self.settings.scrape_interval)
+        recent_window = recent_series.rate_window
         try:
             recent = runtime.recent.read(
-                self._prometheus_until(deadline),
-                load_query(spec.metric, ref.namespace, spec.scale_target_ref, recent_window),
-                step=step,
-                points=points,
-                now=now,
+                self._source_until(deadline), recent_series, step=step, points=points, now=now
             )
         except MetricsError as error:
             return LoadHistory(np.full(points, np.nan), step, now), None, error, None
@@ -259,7 +258,7 @@ class Evaluator:
         step = settings.long_step_seconds
         # A rate over one long step: the coarse samples average all the load, none twice.
         long_window = max(step, self.settings.min_rate_window)
-        query = load_query(spec.metric, ref.namespace, spec.scale_target_ref, long_window)
+        long_series = dataclasses.replace(recent_series, rate_window=long_window)
         # A rate describes the window before its timestamp: the long samples are
         # placed at the same point of their windows as the recent ones, or the
         # profile of the day would run minutes late against the recent window.
@@ -271,25 +270,25 @@ class Evaluator:
                 budget = format_duration(self.settings.evaluation_budget)
                 raise MetricsError("Timeout", f"the evaluation's {budget} budget was spent")
             long: LoadHistory | None = runtime.long.read(
-                self._prometheus_until(deadline),
-                query,
+                self._source_until(deadline),
+                long_series,
                 step=step,
                 points=settings.long_history_points,
                 now=now,
             )
             metrics.HISTORY_POINTS_READ.labels("long").inc(runtime.long.last_read_points)
         except MetricsError as error:
-            long = runtime.long.last_read(query, step)
+            long = runtime.long.last_read(long_series, step)
             problem = f"the long history could not be read: {error}"
         timed = None if long is None else TimedSeries(long.values, step, long.end_time - lag)
         return recent, timed, None, problem
 
-    def _prometheus_until(self, deadline: float) -> PrometheusSource:
-        """The Prometheus client, its timeout cut to what is left of the evaluation's budget."""
+    def _source_until(self, deadline: float) -> MetricSource:
+        """The metric source, its timeout cut to what is left of the evaluation's budget."""
         left = max(0.1, deadline - time.monotonic())
-        if left >= self.prometheus.timeout:
-            return self.prometheus
-        return dataclasses.replace(self.prometheus, timeout=left)
+        if left >= self.source.timeout:
+            return self.source
+        return self.source.with_timeout(left)
 
     def _scale(
         self,
@@ -310,8 +309,9 @@ class Evaluator:
         if desired < current and self.scale_in is not None and selector:
             try:
                 self.scale_in(ref.namespace, selector)
-            except (ApiException, OSError, ValueError) as error:
-                # Ranking is a refinement: scale in anyway, in the ReplicaSet's own order.
+            except (ApiException, OSError, ValueError, MetricsError) as error:
+                # Ranking is a refinement: scale in anyway, in the ReplicaSet's own order
+                # (a usage read that failed included).
                 notes.append(EventNote("Warning", "DeletionCostFailed", f"ranking pods: {error}"))
         intent = PendingScale(current, desired, now)
         self.kube.patch_status(ref.namespace, ref.name, {"pendingScale": intent.to_status()})

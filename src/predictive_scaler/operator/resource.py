@@ -43,7 +43,7 @@ class ScaleTargetRef(ApiModel):
         return f"{self.kind}/{self.name}"
 
 
-class MetricSource(ApiModel):
+class MetricSpec(ApiModel):
     resource: Literal["cpu", "memory"] | None = None
     query: str | None = Field(default=None, min_length=1, max_length=4096)
     target_per_replica: str | None = None
@@ -57,7 +57,7 @@ class MetricSource(ApiModel):
         return value
 
     @model_validator(mode="after")
-    def _one_sizing(self) -> MetricSource:
+    def _one_sizing(self) -> MetricSpec:
         if (self.target_per_replica is None) == (self.capacity_per_replica is None):
             raise ValueError(
                 "set exactly one of metric.targetPerReplica and metric.capacityPerReplica"
@@ -254,7 +254,7 @@ class PredictiveScalerSpec(ApiModel):
     min_replicas: int = Field(default=1, ge=1)
     max_replicas: int = Field(ge=1)
     sync_period: str = "30s"
-    metric: MetricSource
+    metric: MetricSpec
     forecast: ForecastSettings = ForecastSettings()
     scaling: ScalingSettings = ScalingSettings()
     comparison: ComparisonSettings = ComparisonSettings()

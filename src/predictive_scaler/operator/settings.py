@@ -1,7 +1,8 @@
 """The operator's own configuration, from environment variables, validated at start-up.
 
-Every variable is optional except the Prometheus URL; a bad value stops the
-operator before it touches the cluster, with the variable named.
+Every variable is optional except the Prometheus URL, which the Prometheus
+metric source (the default) needs; a bad value stops the operator before it
+touches the cluster, with the variable named.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -42,6 +44,7 @@ PREFIX = "PREDICTIVE_SCALER_"
 # Name of each setting's variable; PROMETHEUS_URL is shared with the local
 # cluster's env file and the usual Prometheus tooling, so it has no prefix.
 VARIABLES = {
+    "metrics_source": f"{PREFIX}METRICS_SOURCE",
     "prometheus_url": "PROMETHEUS_URL",
     "namespaces": f"{PREFIX}NAMESPACES",
     "leader_election": f"{PREFIX}LEADER_ELECTION",
@@ -81,7 +84,11 @@ class SettingsError(ValueError):
 class OperatorSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    prometheus_url: AnyHttpUrl
+    # Where load and usage come from (operator.sources): Prometheus, or the
+    # metrics.k8s.io API (metrics-server) for the resource: shorthand alone.
+    metrics_source: Literal["prometheus", "metrics-api"] = "prometheus"
+    # Needed by the Prometheus source only; checked after metrics_source.
+    prometheus_url: AnyHttpUrl | None = Field(default=None, validate_default=True)
     # Empty: watch the whole cluster.
     namespaces: tuple[str, ...] = ()
     # Empty: run alone; a Lease name: of several replicas only the Lease holder acts.
@@ -126,6 +133,15 @@ class OperatorSettings(BaseModel):
     rebalance_lookahead: float = Field(default=300.0, ge=0)
     # False: a PromQL query may read only its object's namespace (see query_scope).
     cross_namespace_queries: bool = False
+
+    @field_validator("prometheus_url")
+    @classmethod
+    def _prometheus_needed(
+        cls, value: AnyHttpUrl | None, info: ValidationInfo
+    ) -> AnyHttpUrl | None:
+        if value is None and info.data.get("metrics_source") == "prometheus":
+            raise ValueError("the Prometheus metric source needs its URL")
+        return value
 
     @field_validator("rebalance_weights", mode="before")
     @classmethod
@@ -213,6 +229,9 @@ class OperatorSettings(BaseModel):
 
     @property
     def prometheus(self) -> str:
+        """Prometheus's base URL; only the Prometheus source asks for it."""
+        if self.prometheus_url is None:
+            raise ValueError("PROMETHEUS_URL is not set")
         return str(self.prometheus_url).rstrip("/")
 
     @classmethod

@@ -1,15 +1,13 @@
 """Adapter: the cluster's nodes and pods, with their real usage, as the rebalancer's plain values.
 
-Usage comes from the kubelet resource metrics in Prometheus
-(`node_cpu_usage_seconds_total`, `node_memory_working_set_bytes` and their
-container counterparts); capacity from each node's allocatable.
+Usage comes from the operator's metric source (:mod:`.sources`); capacity from
+each node's allocatable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from kubernetes import client
 
@@ -164,8 +162,3 @@ def pod_info(
         local_storage=any(v.empty_dir is not None or v.host_path is not None for v in volumes),
         opted_in=workload in opted_in,
     )
-
-
-def by_label(samples: Iterable[Any], *labels: str) -> dict[tuple[str, ...], float]:
-    """Instant-query samples keyed by the given label values."""
-    return {tuple(s.labels.get(label, "") for label in labels): s.value for s in samples}

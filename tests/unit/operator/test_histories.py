@@ -1,4 +1,4 @@
-"""The per-object history cache asks Prometheus only for what it has not seen."""
+"""The per-object history cache asks its metric source only for what it has not seen."""
 
 from __future__ import annotations
 
@@ -9,9 +9,16 @@ import pytest
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.operator.histories import REREAD_SAMPLES, CachedHistory
-from predictive_scaler.operator.prometheus import MetricsError
+from predictive_scaler.operator.resource import MetricSpec, ScaleTargetRef
+from predictive_scaler.operator.sources import LoadSeries, MetricsError
 
 STEP = 60.0
+
+
+def load(query: str) -> LoadSeries:
+    target = ScaleTargetRef(api_version="apps/v1", kind="Deployment", name="web")
+    metric = MetricSpec(query=query, target_per_replica="1")
+    return LoadSeries.of("shop", target, metric, "app=web", 60.0)
 
 
 class Grid:
@@ -21,7 +28,7 @@ class Grid:
         self.reads: list[tuple[float, float]] = []
         self.fail = False
 
-    def samples(self, query: str, *, step: float, start: float, end: float) -> FloatArray:
+    def samples(self, series: LoadSeries, *, step: float, start: float, end: float) -> FloatArray:
         if self.fail:
             raise MetricsError("Timeout", "no answer")
         self.reads.append((start, end))
@@ -30,10 +37,10 @@ class Grid:
 
 def test_the_first_read_fetches_the_whole_window_and_later_ones_only_new_samples() -> None:
     source, cache = Grid(), CachedHistory()
-    first = cache.read(source, "q", step=STEP, points=100, now=6000.0 + 30)
+    first = cache.read(source, load("q"), step=STEP, points=100, now=6000.0 + 30)
     assert source.reads == [(6000.0 - 99 * STEP, 6000.0)]
     assert first.values[-1] == 100.0
-    later = cache.read(source, "q", step=STEP, points=100, now=6000.0 + 3 * STEP + 5)
+    later = cache.read(source, load("q"), step=STEP, points=100, now=6000.0 + 3 * STEP + 5)
     assert source.reads[-1] == (6000.0 - (REREAD_SAMPLES - 1) * STEP, 6000.0 + 3 * STEP)
     assert cache.last_read_points == REREAD_SAMPLES + 3
     expected = np.arange(6000.0 - 96 * STEP, 6000.0 + 3 * STEP + 1, STEP) / STEP
@@ -42,8 +49,8 @@ def test_the_first_read_fetches_the_whole_window_and_later_ones_only_new_samples
 
 def test_nothing_is_queried_while_no_new_sample_is_due() -> None:
     source, cache = Grid(), CachedHistory()
-    cache.read(source, "q", step=STEP, points=10, now=600.0)
-    cache.read(source, "q", step=STEP, points=10, now=600.0 + STEP - 1)
+    cache.read(source, load("q"), step=STEP, points=10, now=600.0)
+    cache.read(source, load("q"), step=STEP, points=10, now=600.0 + STEP - 1)
     assert len(source.reads) == 1
 
 
@@ -56,8 +63,8 @@ def test_a_different_query_window_or_a_stale_cache_is_read_whole(
     query: str, points: int, now: float
 ) -> None:
     source, cache = Grid(), CachedHistory()
-    cache.read(source, "q", step=STEP, points=10, now=600.0)
-    history = cache.read(source, query, step=STEP, points=points, now=now)
+    cache.read(source, load("q"), step=STEP, points=10, now=600.0)
+    history = cache.read(source, load(query), step=STEP, points=points, now=now)
     end = math.floor(now / STEP) * STEP
     assert source.reads[-1] == (end - (points - 1) * STEP, end)
     assert history.values.size == points
@@ -65,15 +72,15 @@ def test_a_different_query_window_or_a_stale_cache_is_read_whole(
 
 def test_a_failed_read_keeps_what_was_cached() -> None:
     source, cache = Grid(), CachedHistory()
-    kept = cache.read(source, "q", step=STEP, points=10, now=600.0).values
+    kept = cache.read(source, load("q"), step=STEP, points=10, now=600.0).values
     source.fail = True
     with pytest.raises(MetricsError):
-        cache.read(source, "q", step=STEP, points=10, now=600.0 + 5 * STEP)
+        cache.read(source, load("q"), step=STEP, points=10, now=600.0 + 5 * STEP)
     np.testing.assert_array_equal(cache.values, kept)
-    last = cache.last_read("q", STEP)
+    last = cache.last_read(load("q"), STEP)
     assert last is not None
     np.testing.assert_array_equal(last.values, kept)
-    assert cache.last_read("other", STEP) is None
+    assert cache.last_read(load("other"), STEP) is None
     source.fail = False
-    resumed = cache.read(source, "q", step=STEP, points=10, now=600.0 + 5 * STEP)
+    resumed = cache.read(source, load("q"), step=STEP, points=10, now=600.0 + 5 * STEP)
     np.testing.assert_array_equal(resumed.values, np.arange(6.0, 16.0))

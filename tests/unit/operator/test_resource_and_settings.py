@@ -112,7 +112,7 @@ def test_the_long_history_defaults_to_two_weeks_and_a_day_at_five_minutes() -> N
 
 def test_cpu_query_matches_the_deployments_pods_by_name_in_its_namespace() -> None:
     spec = PredictiveScalerSpec.from_body(SPEC)
-    query = resource_query(spec.metric, "shop", spec.scale_target_ref, rate_window=120)
+    query = resource_query(spec.metric.resource, "shop", spec.scale_target_ref, rate_window=120)
     assert query == (
         'sum(rate(container_cpu_usage_seconds_total{namespace="shop",'
         'pod=~"web\\\\.v2-[a-z0-9]{1,10}-[a-z0-9]{5}",container!=""}[120s]))'

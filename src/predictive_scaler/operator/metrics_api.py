@@ -1,0 +1,457 @@
+"""The ``metrics.k8s.io`` metric source: metrics-server's usage, with no Prometheus.
+
+metrics-server answers what pods and nodes use now (CPU averaged over its
+last window, memory working set), not what they used before. So this source
+polls it in the background, every ``poll_seconds`` (metrics-server's own
+resolution, 15 s by default), and records each answer on the step grids the
+operator asks for: an object's load, each node's and each pod's CPU. A slot
+holds the mean of the answers within its step, and histories are served from
+that record. The record starts empty when the operator starts: until half of
+an object's ``history`` is recorded it holds its replicas
+(``MissingMetrics``), so objects read this way want a short ``history``
+(minutes); the long history, and so the seasons, fill just as slowly. Only
+the ``resource:`` shorthand can be read: a PromQL ``query`` is refused with
+a condition. Labels pick an object's pods, as its target's selector does.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+import numpy as np
+import urllib3
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.operator.apiclient import CountingApiClient
+from predictive_scaler.operator.resource import quantity
+from predictive_scaler.operator.shard import selector_matcher
+from predictive_scaler.operator.sources import (
+    CPU,
+    MEMORY,
+    LoadSeries,
+    MetricsError,
+    Refusal,
+    Usage,
+)
+from predictive_scaler.refs import PodRef
+
+log = logging.getLogger(__name__)
+
+GROUP, VERSION = "metrics.k8s.io", "v1beta1"
+# metrics-server's default --metric-resolution: a faster poll reads the same answer.
+DEFAULT_POLL_SECONDS = 15.0
+# An object's load that has not been asked for this long is forgotten (a deleted
+# object); nodes and pods as soon as a poll no longer lists them.
+FORGET_AFTER_SECONDS = 3600.0
+# Polls that may fail in a row before reads say the record is stale.
+STALE_AFTER_POLLS = 3
+
+
+@dataclass
+class _Grid:
+    """Recorded values of one thing on one step's grid: slot T holds what arrived in (T-step, T]."""
+
+    step: float
+    slots: int
+    sums: FloatArray = field(init=False)
+    counts: FloatArray = field(init=False)
+    newest: float = -math.inf  # the newest slot's time
+
+    def __post_init__(self) -> None:
+        self.sums = np.zeros(self.slots)
+        self.counts = np.zeros(self.slots)
+
+    def _index(self, slot: float) -> int:
+        return round(slot / self.step) % self.slots
+
+    def add(self, at: float, value: float) -> None:
+        slot = math.ceil(at / self.step - 1e-9) * self.step
+        if slot <= self.newest - self.slots * self.step:
+            return  # older than anything kept
+        if slot > self.newest:
+            # The slots between the newest and this one saw nothing: clear them.
+            gap = (slot - self.newest) / self.step if math.isfinite(self.newest) else self.slots
+            for back in range(min(self.slots, round(gap))):
+                index = self._index(slot - back * self.step)
+                self.sums[index] = self.counts[index] = 0.0
+            self.newest = slot
+        index = self._index(slot)
+        self.sums[index] += value
+        self.counts[index] += 1
+
+    def read(self, start: float, end: float) -> FloatArray:
+        """The mean recorded in each slot from ``start`` to ``end``; NaN where nothing was."""
+        times = start + self.step * np.arange(round((end - start) / self.step) + 1)
+        values = np.full(times.size, np.nan)
+        oldest = self.newest - (self.slots - 1) * self.step
+        kept = (times >= oldest - 1e-9) & (times <= self.newest + 1e-9)
+        indices = np.round(times[kept] / self.step).astype(np.int64) % self.slots
+        counts = self.counts[indices]
+        values[kept] = np.where(
+            counts > 0, self.sums[indices] / np.where(counts > 0, counts, 1.0), np.nan
+        )
+        return values
+
+    def grown(self, slots: int) -> _Grid:
+        """The same record with room for ``slots`` slots."""
+        if slots <= self.slots:
+            return self
+        bigger = _Grid(self.step, slots)
+        if math.isfinite(self.newest):
+            start = self.newest - (self.slots - 1) * self.step
+            for offset, value in enumerate(self.read(start, self.newest)):
+                if math.isfinite(value):
+                    bigger.add(start + offset * self.step, value)
+        return bigger
+
+
+@dataclass
+class _Record:
+    """What has been read of one thing: the time of the newest answer, and its grids."""
+
+    last_sample: float = -math.inf
+    last_read: float = -math.inf
+    grids: dict[float, _Grid] = field(default_factory=dict)
+
+
+class Recorder:
+    """Values recorded as they are read, served back as histories on step grids.
+
+    Each thing (an object's load, a node, a pod) is recorded on every grid
+    that has been asked of it; an answer is recorded once (its timestamp),
+    however often it is read. Thread-safe: evaluations run in several threads.
+    """
+
+    def __init__(self) -> None:
+        self._records: dict[Hashable, _Record] = {}
+        self._lock = threading.Lock()
+
+    def add(self, key: Hashable, at: float, value: float, now: float) -> None:
+        with self._lock:
+            record = self._records.setdefault(key, _Record())
+            record.last_read = now
+            if at <= record.last_sample:
+                return
+            record.last_sample = at
+            for grid in record.grids.values():
+                grid.add(at, value)
+
+    def history(
+        self, key: Hashable, *, step: float, start: float, end: float, now: float
+    ) -> FloatArray:
+        """``key``'s recorded values from ``start`` to ``end``; a new grid starts empty."""
+        with self._lock:
+            return self._grid(key, step, round((end - start) / step) + 1, now).read(start, end)
+
+    def record_on(self, key: Hashable, *, step: float, slots: int, now: float) -> None:
+        """Record ``key`` on a grid of ``step`` with room for ``slots`` from now on."""
+        with self._lock:
+            self._grid(key, step, slots, now)
+
+    def _grid(self, key: Hashable, step: float, slots: int, now: float) -> _Grid:
+        record = self._records.setdefault(key, _Record())
+        record.last_read = now
+        grid = record.grids.get(step)
+        grid = _Grid(step, slots) if grid is None else grid.grown(slots)
+        record.grids[step] = grid
+        return grid
+
+    def histories(
+        self, kind: type, *, step: float, start: float, end: float, now: float
+    ) -> dict[Hashable, FloatArray]:
+        """Every recorded thing of ``kind``, each from ``start`` to ``end`` (one lock)."""
+        slots = round((end - start) / step) + 1
+        with self._lock:
+            return {
+                key: self._grid(key, step, slots, now).read(start, end)
+                for key in list(self._records)
+                if isinstance(key, kind)
+            }
+
+    def keys(self, kind: type) -> list[Hashable]:
+        with self._lock:
+            return [key for key in self._records if isinstance(key, kind)]
+
+    def keep_only(self, kind: type, seen: Iterable[Hashable]) -> None:
+        """Forget the things of ``kind`` that the last full read no longer had (gone pods)."""
+        kept = set(seen)
+        with self._lock:
+            for key in [k for k in self._records if isinstance(k, kind) and k not in kept]:
+                del self._records[key]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
+@dataclass(frozen=True)
+class _Load:
+    """An object's load as recorded: its pods and the resource (not the rate window)."""
+
+    namespace: str
+    pod_selector: str
+    resource: str
+
+
+@dataclass(frozen=True)
+class _NodeCpu:
+    name: str
+
+
+@dataclass(frozen=True)
+class _PodCpu:
+    pod: PodRef
+
+
+def _time(item: Mapping[str, Any], default: float) -> float:
+    stamp = item.get("timestamp")
+    if not stamp:
+        return default
+    return datetime.datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+
+
+def _pod_usage(item: Mapping[str, Any]) -> dict[str, float]:
+    total = {CPU: 0.0, MEMORY: 0.0}
+    for container in item.get("containers") or []:
+        usage = container.get("usage") or {}
+        for resource in (CPU, MEMORY):
+            if resource in usage:
+                total[resource] += quantity(str(usage[resource]))
+    return total
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """One poll: when it ended, every pod's and node's usage, and each pod's labels."""
+
+    at: float
+    pods: Mapping[PodRef, Mapping[str, float]]
+    labels: Mapping[PodRef, Mapping[str, str]]
+    nodes: Mapping[str, Mapping[str, float]]
+
+
+class MetricsApiSource:
+    """The :class:`~predictive_scaler.operator.sources.MetricSource` that reads metrics.k8s.io.
+
+    Its requests go through a client of their own with urllib3's retries off
+    (the next poll is the retry), so a hung API costs one ``timeout``.
+    """
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        timeout: float,
+        *,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+        clock: Callable[[], float] = time.time,
+        background: bool = True,
+    ) -> None:
+        """``background`` False: no poller thread; whoever calls :meth:`poll` drives it."""
+        configuration = copy.deepcopy(api.configuration)
+        configuration.retries = False
+        self._api: client.ApiClient = CountingApiClient(configuration)
+        self.timeout = timeout
+        self.poll_seconds = poll_seconds
+        self.clock = clock
+        self.recorder = Recorder()
+        self._lock = threading.Lock()
+        self._loads: dict[_Load, float] = {}  # each asked-for load, and when it was last asked
+        self._answer: _Answer | None = None
+        self._failure: MetricsError | None = None
+        self._background = background
+        self._poller: threading.Thread | None = None
+        self._stopped = threading.Event()
+
+    def with_timeout(self, seconds: float) -> Self:
+        # Reads come from the record; only the poller talks to the API.
+        del seconds
+        return self
+
+    def refusal(self, series: LoadSeries, *, confine: bool) -> Refusal | None:
+        del confine  # every read is of the object's own pods
+        if series.resource is None:
+            return Refusal(
+                "UnsupportedMetric",
+                "spec.metric.query needs Prometheus: this operator reads metrics.k8s.io "
+                "(PREDICTIVE_SCALER_METRICS_SOURCE=metrics-api), which serves only "
+                "resource: cpu and memory",
+            )
+        return None
+
+    def samples(self, series: LoadSeries, *, step: float, start: float, end: float) -> FloatArray:
+        resource = series.resource
+        if resource is None or not series.pod_selector:
+            raise MetricsError(
+                "UnsupportedMetric",
+                "metrics.k8s.io gives the usage of pods found by their target's selector, "
+                "and the target has none",
+            )
+        now = self.clock()
+        key = _Load(series.namespace, series.pod_selector, resource)
+        with self._lock:
+            known = key in self._loads
+            self._loads[key] = now
+        self.recorder.record_on(key, step=step, slots=round((end - start) / step) + 1, now=now)
+        if not known and self._answer is not None:
+            self._record_load(key, self._answer)  # the newest answer counts for a new object
+        self._running()
+        return self.recorder.history(key, step=step, start=start, end=end, now=now)
+
+    def usage(self) -> Usage:
+        answer = self._running()
+        return Usage(answer.nodes, answer.pods)
+
+    def node_cpu_history(self, step: float, points: int) -> Mapping[str, Sequence[float]]:
+        return {
+            key.name: values
+            for key, values in self._histories(_NodeCpu, step, points).items()
+            if isinstance(key, _NodeCpu)
+        }
+
+    def pod_cpu_history(self, step: float, points: int) -> Mapping[PodRef, Sequence[float]]:
+        return {
+            key.pod: values
+            for key, values in self._histories(_PodCpu, step, points).items()
+            if isinstance(key, _PodCpu)
+        }
+
+    def _histories(self, kind: type, step: float, points: int) -> dict[Hashable, tuple[float, ...]]:
+        """Each node's or pod's recorded CPU, a step without an answer left out as PromQL does."""
+        self._running()
+        now = self.clock()
+        end = math.floor(now / step) * step
+        start = end - (points - 1) * step
+        found = self.recorder.histories(kind, step=step, start=start, end=end, now=now)
+        return {
+            key: tuple(float(v) for v in values[np.isfinite(values)])
+            for key, values in found.items()
+        }
+
+    # ---- polling --------------------------------------------------------------
+
+    def _running(self) -> _Answer:
+        """The newest answer, polling first if there is none; MetricsError when it is stale."""
+        if self._answer is None and self._background:
+            self.poll()
+        if self._poller is None and self._background:
+            with self._lock:
+                if self._poller is None:
+                    self._poller = threading.Thread(
+                        target=self._poll_forever, name="metrics-api", daemon=True
+                    )
+                    self._poller.start()
+        answer, failure = self._answer, self._failure
+        stale = self.clock() - answer.at if answer is not None else math.inf
+        if answer is None or stale > STALE_AFTER_POLLS * self.poll_seconds + self.timeout:
+            if failure is not None:
+                raise failure
+            since = "yet" if answer is None else f"for {stale:.0f} s"
+            raise MetricsError("Stale", f"metrics.k8s.io has not answered {since}")
+        return answer
+
+    def _poll_forever(self) -> None:
+        while not self._stopped.wait(self.poll_seconds):
+            try:
+                self.poll()
+            except MetricsError as error:
+                log.warning("polling metrics.k8s.io: %s", error)
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def poll(
+        self, pods: list[dict[str, Any]] | None = None, nodes: list[dict[str, Any]] | None = None
+    ) -> None:
+        """Read every pod's and node's usage once and record it (items given: a test's)."""
+        now = self.clock()
+        try:
+            answer = self._answer_of(
+                self._list("pods") if pods is None else pods,
+                self._list("nodes") if nodes is None else nodes,
+                now,
+            )
+        except MetricsError as error:
+            self._failure = error
+            raise
+        self._answer, self._failure = answer, None
+        for name, usage in answer.nodes.items():
+            self.recorder.add(_NodeCpu(name), answer.at, usage[CPU], now)
+        for pod, usage in answer.pods.items():
+            self.recorder.add(_PodCpu(pod), answer.at, usage[CPU], now)
+        self.recorder.keep_only(_NodeCpu, (_NodeCpu(name) for name in answer.nodes))
+        self.recorder.keep_only(_PodCpu, (_PodCpu(pod) for pod in answer.pods))
+        with self._lock:
+            for gone in [
+                k for k, asked in self._loads.items() if now - asked > FORGET_AFTER_SECONDS
+            ]:
+                del self._loads[gone]
+            loads = list(self._loads)
+        self.recorder.keep_only(_Load, loads)
+        for key in loads:
+            self._record_load(key, answer)
+
+    def _record_load(self, key: _Load, answer: _Answer) -> None:
+        """An object's load in ``answer``: its pods' usage summed; nothing if none reported."""
+        matches = selector_matcher(key.pod_selector)
+        used = [
+            usage[key.resource]
+            for pod, usage in answer.pods.items()
+            if pod.namespace == key.namespace and matches(answer.labels.get(pod, {}))
+        ]
+        if used:
+            self.recorder.add(key, answer.at, sum(used), answer.at)
+
+    @staticmethod
+    def _answer_of(pods: list[dict[str, Any]], nodes: list[dict[str, Any]], now: float) -> _Answer:
+        usage: dict[PodRef, Mapping[str, float]] = {}
+        labels: dict[PodRef, Mapping[str, str]] = {}
+        times = [now]
+        for item in pods:
+            meta = item.get("metadata") or {}
+            pod = PodRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
+            usage[pod] = _pod_usage(item)
+            labels[pod] = dict(meta.get("labels") or {})
+            times.append(_time(item, now))
+        by_node: dict[str, Mapping[str, float]] = {}
+        for item in nodes:
+            name = str((item.get("metadata") or {}).get("name", ""))
+            used = item.get("usage") or {}
+            by_node[name] = {r: quantity(str(used[r])) if r in used else 0.0 for r in (CPU, MEMORY)}
+        # An answer is stamped when its newest pod was measured (never in the future).
+        return _Answer(min(now, max(times[1:], default=now)), usage, labels, by_node)
+
+    def _list(self, plural: str) -> list[dict[str, Any]]:
+        """Every PodMetrics or NodeMetrics; MetricsError when the API does not answer."""
+        custom = client.CustomObjectsApi(self._api)
+        try:
+            answer: Any = custom.list_cluster_custom_object(
+                GROUP, VERSION, plural, _request_timeout=self.timeout
+            )
+        except ApiException as error:
+            unavailable = error.status in (0, 502, 503, 504) or error.status is None
+            raise MetricsError(
+                "Unreachable" if unavailable else "QueryFailed",
+                f"metrics.k8s.io answered {error.status} {error.reason}",
+            ) from error
+        except urllib3.exceptions.HTTPError as error:
+            # urllib3 files a refused connection (NewConnectionError) under its timeouts.
+            timed_out = isinstance(error, urllib3.exceptions.TimeoutError) and not isinstance(
+                error, urllib3.exceptions.NewConnectionError
+            )
+            raise MetricsError(
+                "Timeout" if timed_out else "Unreachable",
+                f"metrics.k8s.io did not answer within {self.timeout:g} s"
+                if timed_out
+                else f"metrics.k8s.io is unreachable: {error}",
+            ) from error
+        items: list[dict[str, Any]] = answer.get("items") or []
+        return items
