@@ -101,12 +101,14 @@ def serve(args: argparse.Namespace) -> int:
     # The rebalancer's reading of node usage also ranks pods for scale-in, even
     # when moving pods is Off.
     source = metric_source(settings, api)
+    kube = Kubernetes(api)
     balancer = Rebalancer(api, settings, source)
     state = OperatorState(
         settings=settings,
+        kube=kube,
         selection_workers=SelectionWorkers(settings.selection_processes),
         evaluator=Evaluator(
-            Kubernetes(api),
+            kube,
             source,
             settings,
             scale_in=balancer.mark_scale_in,

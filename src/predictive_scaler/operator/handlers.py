@@ -30,7 +30,7 @@ from predictive_scaler.operator import metrics
 from predictive_scaler.operator.cadence import Cadence
 from predictive_scaler.operator.conditions import Lateness
 from predictive_scaler.operator.fairness import FairQueue
-from predictive_scaler.operator.kube import FINALIZER
+from predictive_scaler.operator.kube import FINALIZER, Kubernetes
 from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
@@ -53,6 +53,8 @@ class OperatorState:
 
     settings: OperatorSettings
     evaluator: Evaluator
+    # The operator's own requests beyond an evaluation's (the CRD-deletion check).
+    kube: Kubernetes
     # Evaluation threads; their seats are handed out by `evaluations`.
     executor: concurrent.futures.ThreadPoolExecutor
     selection_workers: SelectionWorkers
@@ -183,7 +185,7 @@ async def _release_on_crd_deletion(state: OperatorState) -> None:
     """Every few seconds: if our CRD is being deleted, let its objects go (see Kubernetes)."""
     loop = asyncio.get_running_loop()
     log = logging.getLogger(__name__)
-    kube = state.evaluator.kube
+    kube = state.kube
     while True:
         try:
             released = await loop.run_in_executor(

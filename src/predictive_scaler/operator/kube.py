@@ -6,7 +6,7 @@ Synchronous (the official client); the handlers call it from worker threads.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -53,8 +53,20 @@ def selector_string(selector: client.V1LabelSelector | None) -> str:
     return ",".join(terms)
 
 
+class Workloads(Protocol):
+    """What an evaluation needs of the API: the target's scale, and the object's status."""
+
+    def read_scale(self, namespace: str, target: ScaleTargetRef) -> Scale: ...
+
+    def patch_scale(self, namespace: str, target: ScaleTargetRef, replicas: int) -> None: ...
+
+    def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> None: ...
+
+
 @dataclass(frozen=True)
 class Kubernetes:
+    """:class:`Workloads` (and the operator's other requests) through the official client."""
+
     api: client.ApiClient
 
     def read_scale(self, namespace: str, target: ScaleTargetRef) -> Scale:

@@ -32,7 +32,7 @@ from predictive_scaler.operator.conditions import (
     merge,
     observed,
 )
-from predictive_scaler.operator.kube import Kubernetes, Scale, TargetNotFoundError
+from predictive_scaler.operator.kube import Scale, TargetNotFoundError, Workloads
 from predictive_scaler.operator.report import (
     Published,
     decision_status,
@@ -113,7 +113,7 @@ class Evaluator:
 
     def __init__(
         self,
-        kube: Kubernetes,
+        kube: Workloads,
         source: MetricSource,
         settings: OperatorSettings,
         *,

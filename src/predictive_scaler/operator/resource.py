@@ -17,6 +17,7 @@ from kubernetes.utils import parse_quantity
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from predictive_scaler.forecasting import MODEL_NAMES
 from predictive_scaler.scaling import DEFAULT_BEHAVIOR, ScalingSpec
 from predictive_scaler.scaling.behavior import ApiModel, Behavior
 from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET, ROUNDING
@@ -114,6 +115,19 @@ class ForecastSettings(ApiModel):
     _durations = field_validator(
         "history", "step", "long_history", "long_step", "seasonality", "refresh"
     )(_duration)
+
+    @field_validator("models")
+    @classmethod
+    def _known(cls, models: tuple[str, ...]) -> tuple[str, ...]:
+        # The CRD's enum says the same; an object applied without validation
+        # must still fail here, not when its forecaster is built.
+        unknown = [name for name in models if name not in MODEL_NAMES]
+        if not models or unknown:
+            raise ValueError(
+                f"spec.forecast.models: unknown {', '.join(map(repr, unknown)) or 'empty list'}; "
+                f"known: {', '.join(MODEL_NAMES)}"
+            )
+        return models
 
     @model_validator(mode="after")
     def _bounded(self) -> ForecastSettings:

@@ -1,0 +1,213 @@
+"""Every condition path of one evaluation, with fakes for the API and the metric source.
+
+The end-to-end tests prove the real thing against the local control plane;
+these pin down, in milliseconds, what each situation makes of the status,
+the Events and the target's replicas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+import numpy as np
+import pytest
+
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.operator.kube import Scale, TargetNotFoundError
+from predictive_scaler.operator.prometheus import PrometheusSource
+from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
+from predictive_scaler.operator.resource import ScaleTargetRef
+from predictive_scaler.operator.rivals import TargetClaims
+from predictive_scaler.operator.runtime import ObjectRuntime
+from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler.operator.sources import LoadSeries, MetricsError, Refusal, Usage
+from predictive_scaler.refs import PodRef
+
+pytestmark = pytest.mark.unit
+
+NOW = 1_800_000_000.0
+REF = ObjectRef("shop", "web", 1, "2026-01-01T00:00:00Z")
+SETTINGS = OperatorSettings.from_environment({"PROMETHEUS_URL": "http://prometheus:9090"})
+
+
+def spec(**changes: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+        "minReplicas": 1,
+        "maxReplicas": 10,
+        "metric": {"resource": "cpu", "targetPerReplica": "500m"},
+        "forecast": {"models": ["naive"], "history": "10m", "step": "1m"},
+        "scaling": {"leadTime": "1m"},
+    }
+    body.update(changes)
+    return body
+
+
+@dataclass
+class FakeWorkloads:
+    """The target's scale as the API would answer, and what was patched."""
+
+    scale: Scale | None = field(default_factory=lambda: Scale(2, 2, "app=web"))
+    scaled: list[int] = field(default_factory=list)
+    statuses: list[dict[str, Any]] = field(default_factory=list)
+
+    def read_scale(self, namespace: str, target: ScaleTargetRef) -> Scale:
+        if self.scale is None:
+            raise TargetNotFoundError(f"{target.describe()} not found in namespace {namespace}")
+        return self.scale
+
+    def patch_scale(self, namespace: str, target: ScaleTargetRef, replicas: int) -> None:
+        self.scaled.append(replicas)
+
+    def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
+        self.statuses.append(status)
+
+
+@dataclass
+class FakeSource:
+    """A load of ``level`` at every step (or an error), and what it was asked."""
+
+    level: float = 1.0
+    error: MetricsError | None = None
+    refused: Refusal | None = None
+    asked: list[LoadSeries] = field(default_factory=list)
+    timeout: float = 10.0
+
+    def with_timeout(self, seconds: float) -> Self:
+        return self
+
+    def refusal(self, series: LoadSeries, *, confine: bool) -> Refusal | None:
+        return self.refused
+
+    def samples(self, series: LoadSeries, *, step: float, start: float, end: float) -> FloatArray:
+        self.asked.append(series)
+        if self.error is not None:
+            raise self.error
+        return np.full(round((end - start) / step) + 1, self.level)
+
+    def usage(self) -> Usage:
+        return Usage({}, {})
+
+    def node_cpu_history(self, step: float, points: int) -> Mapping[str, Sequence[float]]:
+        return {}
+
+    def pod_cpu_history(self, step: float, points: int) -> Mapping[PodRef, Sequence[float]]:
+        return {}
+
+
+NO_RIVALS = TargetClaims()
+
+
+def evaluate(
+    workloads: FakeWorkloads,
+    source: FakeSource | PrometheusSource,
+    body: dict[str, Any],
+    claims: TargetClaims = NO_RIVALS,
+) -> Evaluation:
+    evaluator = Evaluator(workloads, source, SETTINGS)
+    return evaluator.evaluate(REF, body, {}, ObjectRuntime(), NOW, claims=claims)
+
+
+def conditions(evaluation: Evaluation) -> dict[str, tuple[str, str]]:
+    return {c["type"]: (c["status"], c["reason"]) for c in evaluation.status["conditions"]}
+
+
+def test_a_steady_load_scales_the_target_to_what_it_needs() -> None:
+    workloads, source = FakeWorkloads(), FakeSource(level=2.0)
+    found = conditions(evaluate(workloads, source, spec()))
+    # 2 cores at 500m a replica: 4, patched, with Ready and metrics True.
+    assert workloads.scaled == [4]
+    assert found["Ready"][0] == "True"
+    assert found["MetricsAvailable"] == ("True", "MetricsFound")
+    # The source was asked for the object's own load, its pods by the target's selector.
+    assert {(s.namespace, s.pod_selector, s.resource) for s in source.asked} == {
+        ("shop", "app=web", "cpu")
+    }
+
+
+def test_dry_run_decides_and_patches_nothing() -> None:
+    workloads = FakeWorkloads()
+    evaluation = evaluate(workloads, FakeSource(level=2.0), spec(scaling={"mode": "DryRun"}))
+    assert workloads.scaled == []
+    assert evaluation.status["desiredReplicas"] == 4
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (spec(minReplicas=5, maxReplicas=2), "InvalidSpec"),
+        (spec(forecast={"models": ["no-such-model"]}), "InvalidSpec"),
+    ],
+)
+def test_an_invalid_spec_is_blocked_and_nothing_is_read(body: dict[str, Any], reason: str) -> None:
+    workloads, source = FakeWorkloads(), FakeSource()
+    found = conditions(evaluate(workloads, source, body))
+    assert found["Ready"] == ("False", reason)
+    assert source.asked == []
+    assert workloads.scaled == []
+
+
+def test_a_query_outside_its_namespace_is_refused_by_the_prometheus_source() -> None:
+    body = spec(metric={"query": 'sum(up{namespace="other"})', "targetPerReplica": "1"})
+    # The real source's refusal needs no Prometheus: it is decided before any query.
+    prometheus = PrometheusSource("http://127.0.0.1:9", 1.0)
+    found = conditions(evaluate(FakeWorkloads(), prometheus, body))
+    assert found["Ready"] == ("False", "QueryOutsideNamespace")
+
+
+def test_a_source_that_cannot_read_the_metric_says_why() -> None:
+    source = FakeSource(refused=Refusal("UnsupportedMetric", "needs Prometheus"))
+    evaluation = evaluate(FakeWorkloads(), source, spec())
+    assert conditions(evaluation)["Ready"] == ("False", "UnsupportedMetric")
+    assert "needs Prometheus" in evaluation.status["decision"]
+
+
+def test_a_target_another_autoscaler_manages_is_left_alone() -> None:
+    workloads, source = FakeWorkloads(), FakeSource(level=5.0)
+    evaluation = evaluate(workloads, source, spec(), claims=TargetClaims.of(["web-hpa"], []))
+    assert conditions(evaluation)["Ready"] == ("False", "ConflictingAutoscaler")
+    assert "HorizontalPodAutoscaler/web-hpa" in evaluation.status["decision"]
+    assert workloads.scaled == []
+    assert source.asked == []
+
+
+def test_a_missing_target_is_named() -> None:
+    evaluation = evaluate(FakeWorkloads(scale=None), FakeSource(), spec())
+    assert conditions(evaluation)["Ready"] == ("False", "TargetNotFound")
+    assert "Deployment/web not found" in evaluation.status["decision"]
+
+
+@pytest.mark.parametrize("reason", ["Timeout", "Unreachable", "MultipleSeries"])
+def test_a_failed_read_holds_the_replicas_and_says_why(reason: str) -> None:
+    workloads = FakeWorkloads()
+    source = FakeSource(level=9.0, error=MetricsError(reason, f"it failed: {reason}"))
+    evaluation = evaluate(workloads, source, spec())
+    assert conditions(evaluation)["MetricsAvailable"] == ("False", reason)
+    assert workloads.scaled == []
+    assert evaluation.status["decision"].startswith("holding 2 replicas")
+
+
+def test_a_history_without_samples_holds_the_replicas() -> None:
+    workloads = FakeWorkloads()
+    evaluation = evaluate(workloads, FakeSource(level=float("nan")), spec())
+    assert conditions(evaluation)["MetricsAvailable"] == ("False", "MissingMetrics")
+    assert workloads.scaled == []
+
+
+def test_a_target_scaled_to_zero_by_hand_is_not_scaled_up() -> None:
+    workloads = FakeWorkloads(scale=Scale(0, 0, "app=web"))
+    evaluate(workloads, FakeSource(level=3.0), spec())
+    assert workloads.scaled == []
+
+
+def test_a_failed_usage_read_for_the_scale_in_ranking_still_scales_in() -> None:
+    def ranking_fails(namespace: str, selector: str) -> None:
+        raise MetricsError("Timeout", "Prometheus did not answer within 10 s")
+
+    workloads = FakeWorkloads(scale=Scale(6, 6, "app=web"))
+    evaluator = Evaluator(workloads, FakeSource(level=1.0), SETTINGS, scale_in=ranking_fails)
+    evaluation = evaluator.evaluate(REF, spec(), {}, ObjectRuntime(), NOW)
+    assert workloads.scaled == [2]
+    assert [e.reason for e in evaluation.events if e.type == "Warning"] == ["DeletionCostFailed"]
