@@ -228,7 +228,7 @@ def _rebalancer_cycle(skewed: SkewedCluster) -> Callable[[], None]:
             },
         }  # fmt: skip
         custom.create_namespaced_custom_object(GROUP, VERSION, NAMESPACE, PLURAL, body)
-    rebalancer = Rebalancer(skewed.api, rebalancer_settings(skewed))
+    rebalancer = Rebalancer.from_settings(skewed.api, rebalancer_settings(skewed))
 
     def run() -> None:
         rebalancer.cycle(time.time())

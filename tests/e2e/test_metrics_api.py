@@ -14,6 +14,7 @@ from kubernetes import client
 import predictive_scaler.localcluster as local
 from predictive_scaler.demo.load import LoadDriver
 from predictive_scaler.localcluster.configs import METRICS_SERVER_RESOLUTION
+from predictive_scaler.operator.kube import Kubernetes
 from predictive_scaler.operator.metrics_api import DEFAULT_POLL_SECONDS, MetricsApiSource
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
@@ -141,7 +142,7 @@ def test_the_rebalancer_plans_from_metrics_server_usage(
             timeout=3 * RESOLUTION + 60.0,
             what="metrics-server reports the hot node's load",
         )
-        report = Rebalancer(kube_api, settings, source).cycle(time.time())
+        report = Rebalancer(Kubernetes(kube_api), settings, source).cycle(time.time())
     finally:
         driver.stop()
     assert report.plan is not None

@@ -48,7 +48,7 @@ def test_dry_run_plans_and_reports_without_evicting(
                 "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
             }
         )
-        report = Rebalancer(kube_api, settings).cycle(time.time())
+        report = Rebalancer.from_settings(kube_api, settings).cycle(time.time())
     finally:
         driver.stop()
     assert report.plan is not None

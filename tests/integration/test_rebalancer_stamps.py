@@ -85,7 +85,7 @@ def test_a_scaler_named_like_a_node_in_namespace_node_keeps_its_own_stamp(
             }
         )
         now = time.time()
-        report = Rebalancer(kube_api, settings).cycle(now)
+        report = Rebalancer.from_settings(kube_api, settings).cycle(now)
     finally:
         driver.stop()
     assert report.evicted, "a pod should have moved off the hot node"

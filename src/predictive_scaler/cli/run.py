@@ -18,6 +18,7 @@ from predictive_scaler.operator.handlers import OperatorState
 from predictive_scaler.operator.kube import Kubernetes
 from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.metric_sources import metric_source
+from predictive_scaler.operator.ranking import ScaleInRanker
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.selection_workers import SelectionWorkers
@@ -98,11 +99,10 @@ def serve(args: argparse.Namespace) -> int:
             on_lost=leadership_lost,
         )
         leadership.start()
-    # The rebalancer's reading of node usage also ranks pods for scale-in, even
-    # when moving pods is Off.
+    # One metric source and one adapter for the evaluations, the scale-in
+    # ranking (which runs even when moving pods is Off) and the rebalancer.
     source = metric_source(settings, api)
     kube = Kubernetes(api)
-    balancer = Rebalancer(api, settings, source)
     state = OperatorState(
         settings=settings,
         kube=kube,
@@ -111,12 +111,12 @@ def serve(args: argparse.Namespace) -> int:
             kube,
             source,
             settings,
-            scale_in=balancer.mark_scale_in,
+            scale_in=ScaleInRanker(kube, source, settings).mark,
         ),
         executor=concurrent.futures.ThreadPoolExecutor(
             settings.evaluation_workers, thread_name_prefix="evaluate"
         ),
-        rebalancer=None if settings.rebalance_mode == "Off" else balancer,
+        rebalancer=None if settings.rebalance_mode == "Off" else Rebalancer(kube, settings, source),
         leadership=leadership,
     )
     liveness = f"http://{settings.bind_address}:{settings.liveness_port}/healthz"

@@ -1,10 +1,16 @@
-"""Adapter to the Kubernetes API: the target workload and its scale, and our status.
+"""Adapter to the Kubernetes API: every request the operator's own code sends.
+
+The target workload and its scale, our status, and what the rebalancer and
+the scale-in ranking read and write (nodes, pods, evictions, taints,
+annotations, Events).
 
 Synchronous (the official client); the handlers call it from worker threads.
 """
 
 from __future__ import annotations
 
+import datetime
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -12,6 +18,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, ScaleTargetRef
+from predictive_scaler.refs import NodeRef, PodRef, ScalerRef
 
 _WORKLOAD_METHODS = {
     "Deployment": "deployment",
@@ -95,6 +102,91 @@ class Kubernetes:
         client.CustomObjectsApi(self.api).patch_namespaced_custom_object_status(
             GROUP, VERSION, namespace, PLURAL, name, {"status": status}
         )
+
+    # ---- what the rebalancer and the scale-in ranking read and write ---------
+
+    def list_nodes(self, selector: str | None = None) -> list[client.V1Node]:
+        return list(client.CoreV1Api(self.api).list_node(label_selector=selector).items)
+
+    def list_running_pods(self) -> list[client.V1Pod]:
+        core = client.CoreV1Api(self.api)
+        return list(core.list_pod_for_all_namespaces(field_selector="status.phase=Running").items)
+
+    def list_pods(self, namespace: str, selector: str) -> list[client.V1Pod]:
+        core = client.CoreV1Api(self.api)
+        return list(core.list_namespaced_pod(namespace, label_selector=selector).items)
+
+    def list_replica_sets(self) -> list[client.V1ReplicaSet]:
+        apps = client.AppsV1Api(self.api)
+        return list(apps.list_replica_set_for_all_namespaces().items)
+
+    def list_scalers(self, shard: str = "") -> list[dict[str, Any]]:
+        """Every PredictiveScaler this operator serves (all namespaces, its shard)."""
+        found: Any = client.CustomObjectsApi(self.api).list_cluster_custom_object(
+            GROUP, VERSION, PLURAL, label_selector=shard
+        )
+        items: list[dict[str, Any]] = found.get("items", [])
+        return items
+
+    def annotate_pod(self, pod: PodRef, annotations: Mapping[str, str]) -> bool:
+        """Merge ``annotations`` into the pod's; False when the pod is gone."""
+        try:
+            client.CoreV1Api(self.api).patch_namespaced_pod(
+                pod.name, pod.namespace, {"metadata": {"annotations": dict(annotations)}}
+            )
+        except ApiException as error:
+            if error.status == 404:
+                return False
+            raise
+        return True
+
+    def annotate(self, target: NodeRef | ScalerRef, key: str, value: str | None) -> None:
+        """Set (or, with None, remove) one annotation of a Node or a PredictiveScaler."""
+        patch = {"metadata": {"annotations": {key: value}}}
+        if isinstance(target, NodeRef):
+            client.CoreV1Api(self.api).patch_node(target.name, patch)
+        else:
+            client.CustomObjectsApi(self.api).patch_namespaced_custom_object(
+                GROUP, VERSION, target.namespace, PLURAL, target.name, patch
+            )
+
+    def set_taints(self, node: str, taints: Sequence[client.V1Taint]) -> None:
+        client.CoreV1Api(self.api).patch_node(
+            node, {"spec": {"taints": [taint.to_dict() for taint in taints]}}
+        )
+
+    def read_node(self, node: str) -> client.V1Node:
+        return client.CoreV1Api(self.api).read_node(node)
+
+    def evict(self, pod: PodRef) -> None:
+        """Ask the Eviction API to move the pod (PodDisruptionBudgets hold: 429)."""
+        body = {"metadata": {"name": pod.name, "namespace": pod.namespace}}
+        client.CoreV1Api(self.api).create_namespaced_pod_eviction(
+            pod.name,
+            pod.namespace,
+            body,  # type: ignore[arg-type]
+        )
+
+    def post_event(self, pod: PodRef, kind: str, reason: str, message: str, component: str) -> None:
+        """An Event about a pod (kopf's event API serves the objects its handlers hold)."""
+        now = datetime.datetime.now(datetime.UTC)
+        body = {
+            "metadata": {"generateName": f"{pod.name}.", "namespace": pod.namespace},
+            "involvedObject": {
+                "kind": "Pod",
+                "namespace": pod.namespace,
+                "name": pod.name,
+                "apiVersion": "v1",
+            },
+            "reason": reason,
+            "message": message,
+            "type": kind,
+            "source": {"component": component},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        client.CoreV1Api(self.api).create_namespaced_event(pod.namespace, body)  # type: ignore[arg-type]
 
     def release_if_crd_deleted(self, namespaces: tuple[str, ...], shard: str = "") -> list[str]:
         """Remove our finalizer from every object once their CRD is being deleted.

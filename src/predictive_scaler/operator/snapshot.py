@@ -6,14 +6,17 @@ each node's allocatable.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kubernetes import client
 
 from predictive_scaler.operator.resource import quantity
+from predictive_scaler.operator.sources import CPU, MEMORY, MetricSource, Usage
 from predictive_scaler.rebalancing.nodes import NodeLoad
 from predictive_scaler.rebalancing.pods import NodeInfo, PodInfo, Requirement, Taint, Toleration
+from predictive_scaler.rebalancing.projection import projected_usage
 from predictive_scaler.refs import WorkloadRef
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -162,3 +165,35 @@ def pod_info(
         local_storage=any(v.empty_dir is not None or v.host_path is not None for v in volumes),
         opted_in=workload in opted_in,
     )
+
+
+# Samples of each node's recent CPU that the look-ahead's forecast reads.
+LOOKAHEAD_POINTS = 21
+IDLE = {CPU: 0.0, MEMORY: 0.0}
+
+
+def usage_ahead(source: MetricSource, lookahead: float, min_rate_window: float) -> Usage:
+    """Usage now, a node's CPU counted at its forecast peak over ``lookahead`` (if above).
+
+    A climbing node is drained before it is hot, and not chosen as a destination.
+    """
+    usage = source.usage()
+    if lookahead <= 0:
+        return usage
+    step = max(min_rate_window, lookahead / 5)
+    horizon = max(1, math.ceil(lookahead / step))
+    nodes = {name: dict(measured) for name, measured in usage.nodes.items()}
+    for name, values in source.node_cpu_history(step, LOOKAHEAD_POINTS).items():
+        peak = projected_usage(list(values), horizon)
+        if name in nodes and math.isfinite(peak):
+            nodes[name][CPU] = max(nodes[name].get(CPU, 0.0), peak)
+    return Usage(nodes, usage.pods)
+
+
+def node_infos(nodes: Iterable[client.V1Node], usage: Usage) -> list[NodeInfo]:
+    """The nodes with their usage; a node its source does not report is idle."""
+    return [
+        node_info(n, usage.nodes.get(str(n.metadata.name), IDLE))
+        for n in nodes
+        if n.metadata is not None
+    ]

@@ -12,10 +12,9 @@ from predictive_scaler.operator.metrics_api import (
     DEFAULT_POLL_SECONDS,
     FORGET_AFTER_SECONDS,
     MetricsApiSource,
-    Recorder,
-    _Grid,
     _Load,
 )
+from predictive_scaler.operator.recording import Grid, Recorder
 from predictive_scaler.operator.resource import MetricSpec, ScaleTargetRef
 from predictive_scaler.operator.sources import LoadSeries, MetricsError
 from predictive_scaler.refs import PodRef
@@ -27,7 +26,7 @@ TARGET = ScaleTargetRef(api_version="apps/v1", kind="Deployment", name="web")
 
 
 def test_a_slot_holds_the_mean_of_what_arrived_within_its_step() -> None:
-    grid = _Grid(step=10.0, slots=6)
+    grid = Grid(step=10.0, slots=6)
     for at, value in ((101.0, 1.0), (109.0, 3.0), (110.0, 5.0), (121.0, 7.0)):
         grid.add(at, value)
     # Slot 110 covers (100, 110], slot 130 covers (120, 130]; slot 120 saw nothing.
@@ -35,7 +34,7 @@ def test_a_slot_holds_the_mean_of_what_arrived_within_its_step() -> None:
 
 
 def test_only_the_last_slots_are_kept_and_a_grown_grid_keeps_them() -> None:
-    grid = _Grid(step=10.0, slots=3)
+    grid = Grid(step=10.0, slots=3)
     for at in range(10, 70, 10):
         grid.add(float(at), float(at))
     np.testing.assert_array_equal(grid.read(10.0, 60.0), [np.nan] * 3 + [40.0, 50.0, 60.0])

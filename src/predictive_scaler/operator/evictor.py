@@ -1,0 +1,199 @@
+"""Acting on a rebalancing plan: evictions, the draining taint, cool-down stamps and Events.
+
+Everything the rebalancer changes in the cluster goes through here, and every
+request through the shared Kubernetes adapter. Each move taints its source
+node (PreferNoSchedule, so the scheduler places the replacement elsewhere),
+stamps both nodes and the workload's PredictiveScaler, then asks the Eviction
+API: a 429 from a PodDisruptionBudget is a normal answer, the stamps are put
+back and the move is tried in a later cycle. The stamps are written before
+the eviction so the settle and cool-down waits (``rebalancing.cooldown``)
+survive a restart at any point. A node's taint is lifted once it leaves the
+high-load heap.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from predictive_scaler.operator import failpoints, metrics
+from predictive_scaler.operator.resource import GROUP
+from predictive_scaler.rebalancing.cooldown import Streak
+from predictive_scaler.rebalancing.planner import Move, Plan
+from predictive_scaler.refs import NodeRef, PodRef, ScalerRef, WorkloadRef
+
+log = logging.getLogger(__name__)
+
+DRAINING_TAINT = f"{GROUP}/draining"
+REBALANCED_AT = f"{GROUP}/rebalanced-at"
+COMPONENT = "predictive-scaler-rebalancer"
+# Reasons a pod is never a candidate: no Event for those, they would flood.
+NOT_CANDIDATES = frozenset({"NotOptedIn", "DaemonSetPod", "MirrorPod", "BarePod", "SystemCritical"})
+
+
+@dataclass(frozen=True)
+class OptedIn:
+    """The PredictiveScaler that opted a workload in, and its annotations (the streak stamp)."""
+
+    scaler: ScalerRef
+    annotations: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class CycleReport:
+    plan: Plan | None
+    evicted: tuple[PodRef, ...] = ()
+    blocked: tuple[PodRef, ...] = ()
+
+
+# What carries a cool-down stamp: a Node, or the PredictiveScaler of a moved workload.
+Stamped = NodeRef | ScalerRef
+
+
+class ClusterWrites(Protocol):
+    """What the evictor asks of the API (the shared Kubernetes adapter implements it)."""
+
+    def evict(self, pod: PodRef) -> None: ...
+
+    def annotate(self, target: NodeRef | ScalerRef, key: str, value: str | None) -> None: ...
+
+    def read_node(self, node: str) -> client.V1Node: ...
+
+    def set_taints(self, node: str, taints: Sequence[client.V1Taint]) -> None: ...
+
+    def post_event(
+        self, pod: PodRef, kind: str, reason: str, message: str, component: str
+    ) -> None: ...
+
+
+def describe(move: Move) -> str:
+    after = f"degree {move.degree_after:.3f} after"
+    return f"{move.pod} from {move.source} to {move.destination} ({after})"
+
+
+class Evictor:
+    """Carries out plans, or (DryRun) says what it would do."""
+
+    def __init__(self, kube: ClusterWrites, cooldown: float) -> None:
+        self.kube = kube
+        self.cooldown = cooldown
+
+    def execute(
+        self,
+        plan: Plan,
+        opted: Mapping[WorkloadRef, OptedIn],
+        now: float,
+        nodes: Sequence[client.V1Node],
+    ) -> CycleReport:
+        evicted, blocked = [], []
+        # The stamps as this cycle read them, kept current as it writes, so an
+        # undo restores what the previous move of the cycle wrote, not older.
+        stamps: dict[Stamped, str | None] = {
+            NodeRef(str(node.metadata.name)): (node.metadata.annotations or {}).get(REBALANCED_AT)
+            for node in nodes
+            if node.metadata is not None
+        }
+        for owner in opted.values():
+            stamps[owner.scaler] = owner.annotations.get(REBALANCED_AT)
+        for move in plan.moves:
+            self._taint(move.source)
+            # The stamps are written before the eviction, not after: a crash in
+            # between then costs one settle without a move, never a second
+            # move of the same workload or node after a restart.
+            undo = self._stamp(move, opted, now, stamps)
+            failpoints.reach("evict:before")
+            try:
+                self.kube.evict(move.pod)
+            except ApiException as error:
+                self._unstamp(undo, stamps)
+                reason = "Blocked" if error.status == 429 else "Failed"
+                metrics.EVICTIONS.labels(reason).inc()
+                blocked.append(move.pod)
+                self.event(
+                    move.pod,
+                    f"Eviction{reason}",
+                    f"not moved ({error.status} {error.reason}): {describe(move)}",
+                )
+                continue
+            failpoints.reach("evict:after")
+            metrics.EVICTIONS.labels("Evicted").inc()
+            evicted.append(move.pod)
+            self.event(move.pod, "Evicted", f"rebalanced: {describe(move)}")
+        return CycleReport(plan, tuple(evicted), tuple(blocked))
+
+    def dry_run(self, plan: Plan) -> CycleReport:
+        for move in plan.moves:
+            self.event(move.pod, "WouldEvict", f"DryRun: would move {describe(move)}")
+        return CycleReport(plan)
+
+    def report_skipped(self, plan: Plan) -> None:
+        for skipped in plan.skipped:
+            if skipped.reason not in NOT_CANDIDATES:
+                self.event(
+                    skipped.pod, "RebalanceSkipped", f"stays on {skipped.node}: {skipped.reason}"
+                )
+
+    def lift_taints(self, nodes: Sequence[client.V1Node], still_hot: set[str]) -> None:
+        """Lift the draining taint from every node that is no longer in the high-load heap."""
+        for node in nodes:
+            taints = list((node.spec.taints if node.spec else None) or [])
+            name = str(node.metadata.name) if node.metadata else ""
+            if name in still_hot or not any(t.key == DRAINING_TAINT for t in taints):
+                continue
+            self.kube.set_taints(name, [t for t in taints if t.key != DRAINING_TAINT])
+
+    def event(self, pod: PodRef, reason: str, message: str) -> None:
+        kind = "Warning" if reason == "EvictionFailed" else "Normal"
+        try:
+            self.kube.post_event(pod, kind, reason, message, COMPONENT)
+        except ApiException as error:
+            log.warning("could not post event %s on %s: %s", reason, pod, error.reason)
+
+    def _stamp(
+        self,
+        move: Move,
+        opted: Mapping[WorkloadRef, OptedIn],
+        now: float,
+        stamps: dict[Stamped, str | None],
+    ) -> list[tuple[Stamped, str | None]]:
+        """Stamp both nodes and extend the workload's streak on its scaler; return the undo."""
+        moved_at = f"{now:.0f}"
+        writes: list[tuple[Stamped, str]] = [
+            (NodeRef(move.source), moved_at),
+            (NodeRef(move.destination), moved_at),
+        ]
+        owner = opted.get(move.workload)
+        if owner is not None:
+            earlier = Streak.decode(stamps.get(owner.scaler))
+            streak = Streak(now, now) if earlier is None else earlier.extended(now, self.cooldown)
+            writes.append((owner.scaler, streak.encode()))
+        undo = [(target, stamps.get(target)) for target, _ in writes]
+        for target, stamp in writes:
+            self.kube.annotate(target, REBALANCED_AT, stamp)
+            stamps[target] = stamp
+        return undo
+
+    def _unstamp(
+        self, undo: list[tuple[Stamped, str | None]], stamps: dict[Stamped, str | None]
+    ) -> None:
+        """Nothing moved: put the earlier stamps back, so a PDB's 429 costs no settle."""
+        for target, earlier in undo:
+            try:
+                self.kube.annotate(target, REBALANCED_AT, earlier)
+            except ApiException as error:
+                log.warning("could not restore the cool-down of %s: %s", target, error.reason)
+            else:
+                stamps[target] = earlier
+
+    def _taint(self, node_name: str) -> None:
+        node = self.kube.read_node(node_name)
+        taints = list((node.spec.taints if node.spec else None) or [])
+        if any(t.key == DRAINING_TAINT for t in taints):
+            return
+        taints.append(client.V1Taint(key=DRAINING_TAINT, effect="PreferNoSchedule", value="true"))
+        self.kube.set_taints(node_name, taints)

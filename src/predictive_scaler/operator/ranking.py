@@ -1,0 +1,45 @@
+"""Which replicas go first on scale-in: pod-deletion-cost from the nodes' real usage.
+
+Before an evaluation lowers a workload's replicas, its pods are ranked so that
+removing them in that order leaves the nodes most balanced
+(``rebalancing.scale_in``), and each pod's rank is written as
+``controller.kubernetes.io/pod-deletion-cost``, which the ReplicaSet
+controller honours. It needs the usage the rebalancer reads, not the
+rebalancer: it runs whether or not pods are ever moved.
+"""
+
+from __future__ import annotations
+
+from predictive_scaler.operator.kube import Kubernetes
+from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler.operator.snapshot import IDLE, Owners, node_infos, pod_info, usage_ahead
+from predictive_scaler.operator.sources import MetricSource
+from predictive_scaler.rebalancing.nodes import ScoringConfig
+from predictive_scaler.rebalancing.scale_in import deletion_cost_annotations, deletion_costs
+from predictive_scaler.refs import PodRef
+
+
+class ScaleInRanker:
+    def __init__(self, kube: Kubernetes, source: MetricSource, settings: OperatorSettings) -> None:
+        self.kube = kube
+        self.source = source
+        self.settings = settings
+        self.scoring = ScoringConfig(
+            weights=settings.rebalance_weights, threshold=settings.rebalance_threshold
+        )
+
+    def mark(self, namespace: str, selector: str) -> dict[PodRef, int]:
+        """Write pod-deletion-cost on the target's pods so scale-in leaves the nodes balanced."""
+        settings = self.settings
+        usage = usage_ahead(self.source, settings.rebalance_lookahead, settings.min_rate_window)
+        nodes = node_infos(self.kube.list_nodes(), usage)
+        replicas = []
+        for pod in self.kube.list_pods(namespace, selector):
+            if pod.metadata is None or pod.spec is None or pod.metadata.deletion_timestamp:
+                continue
+            used = usage.pods.get(PodRef(namespace, str(pod.metadata.name)), IDLE)
+            replicas.append(pod_info(pod, Owners({}), used, frozenset()))
+        costs = deletion_costs(replicas, [n.load for n in nodes], self.scoring)
+        for ranked, patch in deletion_cost_annotations(costs).items():
+            self.kube.annotate_pod(ranked, patch)  # a pod gone already needs no rank
+        return costs

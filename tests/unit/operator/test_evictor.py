@@ -1,0 +1,126 @@
+"""The evictor against a fake API: stamps before evictions, put back when a PDB says no."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from predictive_scaler.operator.evictor import DRAINING_TAINT, REBALANCED_AT, Evictor, OptedIn
+from predictive_scaler.rebalancing.planner import Move, Plan, Skipped
+from predictive_scaler.refs import NodeRef, PodRef, ScalerRef, WorkloadRef
+
+pytestmark = pytest.mark.unit
+
+COOLDOWN = 600.0
+WEB = WorkloadRef("shop", "Deployment", "web")
+SCALER = ScalerRef("shop", "web")
+
+
+@dataclass
+class FakeCluster:
+    """Nodes with taints, what was written in order, and the pods a PDB protects."""
+
+    taints: dict[str, list[client.V1Taint]] = field(default_factory=dict)
+    protected: set[PodRef] = field(default_factory=set)
+    calls: list[tuple[str, object]] = field(default_factory=list)
+    annotations: dict[NodeRef | ScalerRef, str | None] = field(default_factory=dict)
+    events: list[tuple[PodRef, str, str]] = field(default_factory=list)
+
+    def evict(self, pod: PodRef) -> None:
+        self.calls.append(("evict", pod))
+        if pod in self.protected:
+            raise ApiException(status=429, reason="Too Many Requests")
+
+    def annotate(self, target: NodeRef | ScalerRef, key: str, value: str | None) -> None:
+        assert key == REBALANCED_AT
+        self.calls.append(("annotate", target))
+        self.annotations[target] = value
+
+    def read_node(self, node: str) -> client.V1Node:
+        return client.V1Node(
+            metadata=client.V1ObjectMeta(name=node),
+            spec=client.V1NodeSpec(taints=list(self.taints.get(node, []))),
+        )
+
+    def set_taints(self, node: str, taints: Sequence[client.V1Taint]) -> None:
+        self.calls.append(("taint", node))
+        self.taints[node] = list(taints)
+
+    def post_event(self, pod: PodRef, kind: str, reason: str, message: str, component: str) -> None:
+        self.events.append((pod, kind, reason))
+
+
+def move(pod: str, source: str = "hot", destination: str = "cool") -> Move:
+    return Move(PodRef("shop", pod), WEB, source, destination, 0.5)
+
+
+def plan(*moves: Move, skipped: tuple[Skipped, ...] = ()) -> Plan:
+    return Plan(tuple(moves), skipped, 1.0, 0.5, {}, {})
+
+
+def nodes(*names: str) -> list[client.V1Node]:
+    return [client.V1Node(metadata=client.V1ObjectMeta(name=n, annotations={})) for n in names]
+
+
+OPTED = {WEB: OptedIn(SCALER, {})}
+
+
+def test_a_move_taints_its_source_and_stamps_before_it_evicts() -> None:
+    cluster = FakeCluster()
+    report = Evictor(cluster, COOLDOWN).execute(plan(move("web-a")), OPTED, 1000.0, nodes())
+    assert report.evicted == (PodRef("shop", "web-a"),)
+    order = [kind for kind, _ in cluster.calls]
+    assert order == ["taint", "annotate", "annotate", "annotate", "evict"]
+    assert [t.key for t in cluster.taints["hot"]] == [DRAINING_TAINT]
+    assert cluster.annotations == {
+        NodeRef("hot"): "1000",
+        NodeRef("cool"): "1000",
+        SCALER: "1000/1000",
+    }
+    assert cluster.events == [(PodRef("shop", "web-a"), "Normal", "Evicted")]
+
+
+def test_a_pdb_refusal_puts_the_stamps_back_and_the_next_move_extends_the_streak() -> None:
+    cluster = FakeCluster(protected={PodRef("shop", "web-a")})
+    evictor = Evictor(cluster, COOLDOWN)
+    two = plan(move("web-a"), move("web-b", "warm", "cold"))
+    report = evictor.execute(two, {WEB: OptedIn(SCALER, {REBALANCED_AT: "900/900"})}, 1000.0, [])
+    assert report.blocked == (PodRef("shop", "web-a"),)
+    assert report.evicted == (PodRef("shop", "web-b"),)
+    # web-a's stamps are undone (hot and cool were unstamped before), web-b's stand.
+    assert cluster.annotations[NodeRef("hot")] is None
+    assert cluster.annotations[NodeRef("warm")] == "1000"
+    assert cluster.annotations[SCALER] == "900/1000"  # the streak from before goes on
+    assert (PodRef("shop", "web-a"), "Normal", "EvictionBlocked") in cluster.events
+
+
+def test_dry_run_says_what_it_would_do_and_changes_nothing() -> None:
+    cluster = FakeCluster()
+    skipped = (
+        Skipped(PodRef("shop", "web-c"), "hot", "CoolDown"),
+        Skipped(PodRef("shop", "ds"), "hot", "DaemonSetPod"),
+    )
+    evictor = Evictor(cluster, COOLDOWN)
+    evictor.dry_run(plan(move("web-a"), skipped=skipped))
+    evictor.report_skipped(plan(move("web-a"), skipped=skipped))
+    assert cluster.calls == []
+    assert [reason for _, _, reason in cluster.events] == ["WouldEvict", "RebalanceSkipped"]
+
+
+def test_the_taint_is_lifted_once_the_node_has_left_the_high_load_heap() -> None:
+    draining = client.V1Taint(key=DRAINING_TAINT, effect="PreferNoSchedule", value="true")
+    other = client.V1Taint(key="dedicated", effect="NoSchedule", value="gpu")
+    listed = [
+        client.V1Node(
+            metadata=client.V1ObjectMeta(name=name),
+            spec=client.V1NodeSpec(taints=[draining, other]),
+        )
+        for name in ("still-hot", "cooled")
+    ]
+    cluster = FakeCluster()
+    Evictor(cluster, COOLDOWN).lift_taints(listed, still_hot={"still-hot"})
+    assert cluster.taints == {"cooled": [other]}
