@@ -75,6 +75,12 @@ def handled(namespace: str) -> dict[str, tuple[dict[str, Any], str, str]]:
             "Ready",
             "TargetNotFound",
         ),
+        # Any kind may be named; apps/v1 serves no Pod kind.
+        "kind-nobody-serves": (
+            on_target("kind-nobody-serves", "Pod", "web"),
+            "Ready",
+            "TargetNotFound",
+        ),
     }
 
 

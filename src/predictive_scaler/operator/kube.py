@@ -10,16 +10,23 @@ Synchronous (the official client); the handlers call it from worker threads.
 from __future__ import annotations
 
 import datetime
+import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
+from kubernetes.dynamic.resource import Resource
 
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, ScaleTargetRef
 from predictive_scaler.refs import NodeRef, PodRef, ScalerRef
 
+# apps/v1 kinds are read with one typed request (replicas, ready replicas and
+# selector at once); any other kind through its scale subresource.
+_APPS_V1 = "apps/v1"
 _WORKLOAD_METHODS = {
     "Deployment": "deployment",
     "StatefulSet": "stateful_set",
@@ -31,8 +38,18 @@ FINALIZER = f"{GROUP}/finalizer"
 CRD_NAME = f"{PLURAL}.{GROUP}"
 
 
-class TargetNotFoundError(LookupError):
+class TargetError(LookupError):
+    """The target cannot be scaled; ``reason`` is the condition's reason."""
+
+    reason = "TargetNotFound"
+
+
+class TargetNotFoundError(TargetError):
     pass
+
+
+class TargetNotScalableError(TargetError):
+    reason = "TargetNotScalable"
 
 
 @dataclass(frozen=True)
@@ -70,14 +87,42 @@ class Workloads(Protocol):
     def patch_status(self, namespace: str, name: str, status: dict[str, Any]) -> None: ...
 
 
+class _Discovery:
+    """kubernetes.dynamic's client, made on first use: its discovery reads the API server."""
+
+    def __init__(self) -> None:
+        self._client: DynamicClient | None = None
+        self._lock = threading.Lock()
+
+    def client(self, api: client.ApiClient) -> DynamicClient:
+        with self._lock:
+            if self._client is None:
+                self._client = DynamicClient(api)  # type: ignore[no-untyped-call]
+            return self._client
+
+
+def _is_ready(pod: client.V1Pod) -> bool:
+    if pod.metadata is None or pod.metadata.deletion_timestamp is not None or pod.status is None:
+        return False
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions or [])
+
+
 @dataclass(frozen=True)
 class Kubernetes:
     """:class:`Workloads` (and the operator's other requests) through the official client."""
 
     api: client.ApiClient
+    _discovery: _Discovery = field(default_factory=_Discovery, compare=False, repr=False)
 
     def read_scale(self, namespace: str, target: ScaleTargetRef) -> Scale:
-        """Read the workload itself: one request gives replicas, ready replicas and selector."""
+        """The target's replicas, ready replicas and pod selector.
+
+        An apps/v1 workload is read itself, in one request. Any other kind is
+        read through its scale subresource (replicas, selector) and its own
+        ``status.readyReplicas``, or, where it has none, its Ready pods.
+        """
+        if target.api_version != _APPS_V1 or target.kind not in _WORKLOAD_METHODS:
+            return self._read_any_scale(namespace, target)
         apps = client.AppsV1Api(self.api)
         read = getattr(apps, f"read_namespaced_{_WORKLOAD_METHODS[target.kind]}")
         try:
@@ -93,7 +138,49 @@ class Kubernetes:
         ready = status.ready_replicas if status is not None and status.ready_replicas else 0
         return Scale(int(replicas), int(ready), selector_string(spec.selector if spec else None))
 
+    def _scalable(self, target: ScaleTargetRef) -> tuple[Resource, Resource]:
+        """The target's resource and its scale subresource, found by discovery."""
+        resources = self._discovery.client(self.api).resources
+        try:
+            resource = resources.get(api_version=target.api_version, kind=target.kind)
+        except ResourceNotFoundError:
+            raise TargetNotFoundError(
+                f"the API server serves no kind {target.kind} in {target.api_version}"
+            ) from None
+        scale = resource.subresources.get("scale")
+        if scale is None:
+            raise TargetNotScalableError(
+                f"{target.kind} ({target.api_version}) has no scale subresource: "
+                "the operator (like the HPA) sets replicas only through one"
+            )
+        return resource, scale
+
+    def _read_any_scale(self, namespace: str, target: ScaleTargetRef) -> Scale:
+        resource, scale = self._scalable(target)
+        try:
+            found = scale.get(name=target.name, namespace=namespace)
+            owner = resource.get(name=target.name, namespace=namespace)
+        except NotFoundError:
+            raise TargetNotFoundError(
+                f"{target.describe()} not found in namespace {namespace}"
+            ) from None
+        replicas = int(found.spec.replicas or 0)
+        selector = str(found.status.selector or "")
+        ready = (owner.status or {}).get("readyReplicas") if owner.status else None
+        if ready is None:
+            ready = sum(_is_ready(pod) for pod in self.list_pods(namespace, selector))
+        return Scale(replicas, int(ready), selector)
+
     def patch_scale(self, namespace: str, target: ScaleTargetRef, replicas: int) -> None:
+        if target.api_version != _APPS_V1 or target.kind not in _WORKLOAD_METHODS:
+            _, scale = self._scalable(target)
+            scale.patch(
+                body={"spec": {"replicas": replicas}},
+                name=target.name,
+                namespace=namespace,
+                content_type="application/merge-patch+json",
+            )
+            return
         apps = client.AppsV1Api(self.api)
         patch = getattr(apps, f"patch_namespaced_{_WORKLOAD_METHODS[target.kind]}_scale")
         patch(target.name, namespace, {"spec": {"replicas": replicas}})

@@ -41,12 +41,18 @@ from predictive_scaler.promclient import connect
 from predictive_scaler.refs import PodRef
 
 # Pod names each workload kind gives its pods: cAdvisor series carry the pod
-# name, not the pod's labels, so the target's pods are matched by name.
+# name, not the pod's labels, so the target's pods are matched by name (a
+# history must include pods that have since gone, which no list of the pods
+# that match the selector now can). Any other kind: its name, a dash and a
+# suffix, the convention of controllers that make pods (an Argo Rollout's
+# pods are <name>-<hash>-<random>); the metrics.k8s.io source picks pods by
+# the target's selector instead.
 POD_NAME_PATTERNS = {
     "Deployment": "{name}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}",
     "ReplicaSet": "{name}-[a-z0-9]{{5}}",
     "StatefulSet": "{name}-[0-9]+",
 }
+ANY_KIND_POD_NAMES = "{name}-[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 
 
 # Prometheus refuses a range query that would return more points per series.
@@ -61,7 +67,8 @@ def resource_query(
     resource: str | None, namespace: str, target: ScaleTargetRef, rate_window: float
 ) -> str:
     """PromQL for the built-in `cpu` (cores) or `memory` (working-set bytes) of the target."""
-    pod = POD_NAME_PATTERNS[target.kind].format(name=re.escape(target.name))
+    pattern = POD_NAME_PATTERNS.get(target.kind, ANY_KIND_POD_NAMES)
+    pod = pattern.format(name=re.escape(target.name))
     matchers = f'namespace={_promql_string(namespace)},pod=~{_promql_string(pod)},container!=""'
     if resource == "cpu":
         window = _window(rate_window)

@@ -32,7 +32,7 @@ from predictive_scaler.operator.conditions import (
     merge,
     observed,
 )
-from predictive_scaler.operator.kube import Scale, TargetNotFoundError, Workloads
+from predictive_scaler.operator.kube import Scale, TargetError, Workloads
 from predictive_scaler.operator.report import (
     Published,
     decision_status,
@@ -162,8 +162,8 @@ class Evaluator:
             return blocked_by("ConflictingAutoscaler", message)
         try:
             scale = self.kube.read_scale(ref.namespace, target)
-        except TargetNotFoundError as error:
-            return blocked_by("TargetNotFound", str(error))
+        except TargetError as error:
+            return blocked_by(error.reason, str(error))
 
         deadline = began + self.settings.evaluation_budget
         history, long, metrics_error, long_error = self._histories(

@@ -35,9 +35,16 @@ class Mode(StrEnum):
     DRY_RUN = "DryRun"
 
 
+# The CRD's patterns: group/version (or a core version alone), and a CamelCase kind.
+API_VERSION_PATTERN = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?v[0-9]+((alpha|beta)[0-9]+)?$"
+KIND_PATTERN = r"^[A-Z][A-Za-z0-9]*$"
+
+
 class ScaleTargetRef(ApiModel):
-    api_version: Literal["apps/v1"]
-    kind: Literal["Deployment", "StatefulSet", "ReplicaSet"]
+    """Any kind with a scale subresource, as the HPA's scaleTargetRef (apps/v1 the usual)."""
+
+    api_version: str = Field(pattern=API_VERSION_PATTERN, max_length=253)
+    kind: str = Field(pattern=KIND_PATTERN, max_length=63)
     name: str = Field(min_length=1, max_length=253)
 
     def describe(self) -> str:

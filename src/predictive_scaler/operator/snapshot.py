@@ -51,7 +51,13 @@ def node_info(node: client.V1Node, usage: Mapping[str, float]) -> NodeInfo:
 
 @dataclass(frozen=True)
 class Owners:
-    """Which workload owns each ReplicaSet (Deployments own theirs)."""
+    """Which workload owns each ReplicaSet: its controller, of whatever kind.
+
+    A Deployment owns its ReplicaSets, and so does an Argo Rollout; a pod's
+    workload is then that owner, so a PredictiveScaler on the Rollout opts its
+    pods in. A pod whose controller is any other kind (a StatefulSet, a
+    custom resource that creates pods itself) belongs to that controller.
+    """
 
     replica_sets: Mapping[tuple[str, str], WorkloadRef]
 
@@ -63,14 +69,7 @@ class Owners:
             if meta is None:
                 continue
             parent = next((r for r in (meta.owner_references or []) if r.controller), None)
-            kind, name = (
-                ("Deployment", parent.name)
-                if parent and parent.kind == "Deployment"
-                else (
-                    "ReplicaSet",
-                    meta.name,
-                )
-            )
+            kind, name = (parent.kind, parent.name) if parent else ("ReplicaSet", meta.name)
             owners[(str(meta.namespace), str(meta.name))] = WorkloadRef(
                 str(meta.namespace), kind, str(name)
             )

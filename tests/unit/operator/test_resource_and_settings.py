@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from predictive_scaler.operator.cpus import usable_cores
 from predictive_scaler.operator.prometheus import resource_query
@@ -227,3 +228,24 @@ def test_a_weight_on_a_metric_the_operator_does_not_measure_is_refused(weights: 
 def test_the_default_weights_are_the_measured_metrics() -> None:
     settings = OperatorSettings.from_environment({"PROMETHEUS_URL": "http://prometheus:9090"})
     assert settings.rebalance_weights == {"cpu": 1.0, "memory": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "accepted"),
+    [
+        ("apps/v1", "Deployment", True),
+        ("argoproj.io/v1alpha1", "Rollout", True),
+        ("v1", "ConfigMap", True),
+        ("apps/v1/x", "Deployment", False),
+        ("apps/v1", "deploy ment", False),
+    ],
+)
+def test_any_kind_may_be_targeted_but_not_a_malformed_one(
+    api_version: str, kind: str, accepted: bool
+) -> None:
+    body = {**SPEC, "scaleTargetRef": {"apiVersion": api_version, "kind": kind, "name": "web"}}
+    if accepted:
+        assert PredictiveScalerSpec.from_body(body).scale_target_ref.kind == kind
+    else:
+        with pytest.raises(ValidationError):
+            PredictiveScalerSpec.from_body(body)
