@@ -5,7 +5,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-CODE := src tests benchmarks
+CODE := src dev/src tests benchmarks
 
 .PHONY: help demo test lint typecheck unit image bench bench-forecasting bench-scaling bench-rebalancing bench-peers \
 	clean cluster-build cluster-up cluster-down cluster-status
@@ -22,11 +22,11 @@ help:
 	@echo "make bench  - forecasting and scaling benchmarks; write BENCHMARKS.md (traces in traces/)"
 	@echo "make bench-peers - the rebalancer against the real descheduler on skewed kwok clusters"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml dev/pyproject.toml
 	@echo "creating $(VENV): the project and its dependencies from PyPI (a few minutes the first time)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --editable '.[dev]'
+	$(BIN)/python -m pip install --quiet --editable '.[dev]' --editable ./dev
 	touch $@
 
 demo: $(STAMP)
@@ -46,20 +46,20 @@ unit: $(STAMP)
 # Built once into the cache outside the repo (see hack/cluster build --help);
 # a separate step so a cold build shows its progress instead of a silent pytest.
 cluster-build: $(STAMP)
-	$(BIN)/python -m predictive_scaler.localcluster build
+	$(BIN)/python -m predictive_scaler_dev.localcluster build
 
 # The operator image, which an end-to-end test runs against the local cluster.
 image: $(STAMP)
-	$(BIN)/python -m predictive_scaler.localcluster image
+	$(BIN)/python -m predictive_scaler_dev.localcluster image
 
 cluster-up: $(STAMP)
-	$(BIN)/python -m predictive_scaler.localcluster up
+	$(BIN)/python -m predictive_scaler_dev.localcluster up
 
 cluster-down: $(STAMP)
-	$(BIN)/python -m predictive_scaler.localcluster down
+	$(BIN)/python -m predictive_scaler_dev.localcluster down
 
 cluster-status: $(STAMP)
-	$(BIN)/python -m predictive_scaler.localcluster status
+	$(BIN)/python -m predictive_scaler_dev.localcluster status
 
 # Integration and e2e tests reuse a cluster that `make cluster-up` started, or
 # start one for the session and stop it at the end. The image is built before

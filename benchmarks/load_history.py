@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
-from predictive_scaler.demo.history import CONTAINER, CPU_COUNTER
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.localcluster import LocalCluster
-from predictive_scaler.localcluster.configs import KWOK_NODE_METRICS_JOB
-from predictive_scaler.localcluster.prometheus import BackfillSeries, backfill
+from predictive_scaler_dev.demo.history import CONTAINER, CPU_COUNTER
+from predictive_scaler_dev.localcluster import LocalCluster
+from predictive_scaler_dev.localcluster.configs import KWOK_NODE_METRICS_JOB
+from predictive_scaler_dev.localcluster.prometheus import BackfillSeries, backfill
 
 DAY = 86_400.0
 # promtool cuts blocks at multiples of two hours and, in the Prometheus this

@@ -44,7 +44,7 @@ from kubernetes.client.exceptions import ApiException
 from prometheus_api_client.exceptions import PrometheusApiClientException
 from prometheus_client.parser import text_string_to_metric_families
 
-import predictive_scaler.localcluster as local
+import predictive_scaler_dev.localcluster as local
 from benchmarks.load_history import (
     FINE_MARGIN,
     PastLoad,
@@ -58,9 +58,17 @@ from benchmarks.load_history import (
 )
 from benchmarks.process_tree import TreeSample, cores_used, peak_rss_kib, sample_tree
 from benchmarks.report import format_seconds, machine_description, table, write_section
-from predictive_scaler.demo.process import OperatorExitedError, OperatorProcess
-from predictive_scaler.demo.session import apply_crds, cleanup_that_finishes, interrupt_on_signals
-from predictive_scaler.localcluster.kube import (
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, ForecastSettings
+from predictive_scaler.promclient import instant_query
+from predictive_scaler.scaling.policy import MAX_MISSING_SHARE
+from predictive_scaler.units import parse_duration
+from predictive_scaler_dev.demo.process import OperatorExitedError, OperatorProcess
+from predictive_scaler_dev.demo.session import (
+    apply_crds,
+    cleanup_that_finishes,
+    interrupt_on_signals,
+)
+from predictive_scaler_dev.localcluster.kube import (
     USAGE_CPU_ANNOTATION,
     NodeShape,
     create_kwok_node,
@@ -68,11 +76,7 @@ from predictive_scaler.localcluster.kube import (
     deployment_manifest,
     wait_nodes_ready,
 )
-from predictive_scaler.localcluster.waiting import wait_until
-from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, ForecastSettings
-from predictive_scaler.promclient import instant_query
-from predictive_scaler.scaling.policy import MAX_MISSING_SHARE
-from predictive_scaler.units import parse_duration
+from predictive_scaler_dev.localcluster.waiting import wait_until
 
 NAMESPACE = "ps-load"
 NOISY_NAMESPACE = "ps-load-noisy"

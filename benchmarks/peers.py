@@ -38,7 +38,7 @@ from typing import Any
 
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
+import predictive_scaler_dev.localcluster as local
 from benchmarks.peers_cluster import (
     AGENT_NAMESPACE,
     NAMESPACE,
@@ -51,12 +51,12 @@ from benchmarks.peers_cluster import (
     workloads,
 )
 from benchmarks.report import machine_description, table, write_section
-from predictive_scaler.demo.session import apply_crds
-from predictive_scaler.localcluster.kube import NodeShape
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.resource import GROUP, KIND, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.rebalancing.nodes import NodeLoad, ScoringConfig, balance_degree, scores
+from predictive_scaler_dev.demo.session import apply_crds
+from predictive_scaler_dev.localcluster.kube import NodeShape
 
 DESCHEDULER, OURS = "descheduler", "predictive-scaler"
 PER_NODE, PER_CYCLE = 2, 10  # evictions, for both tools

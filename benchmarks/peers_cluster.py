@@ -26,18 +26,18 @@ import numpy as np
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-import predictive_scaler.localcluster as local
+import predictive_scaler_dev.localcluster as local
 from benchmarks.report import REPO_TRACES
-from predictive_scaler.localcluster.kube import (
+from predictive_scaler.operator.resource import quantity
+from predictive_scaler.promclient import instant_query
+from predictive_scaler.traces import trace_rows
+from predictive_scaler_dev.localcluster.kube import (
     USAGE_CPU_ANNOTATION,
     create_namespace,
     deployment_manifest,
     set_pod_usage,
 )
-from predictive_scaler.localcluster.waiting import wait_until
-from predictive_scaler.operator.resource import quantity
-from predictive_scaler.promclient import instant_query
-from predictive_scaler.traces import trace_rows
+from predictive_scaler_dev.localcluster.waiting import wait_until
 
 NAMESPACE = "peers"
 AGENT_NAMESPACE = "peers-agents"

@@ -20,12 +20,12 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.localcluster import NodeShape
-from predictive_scaler.localcluster.kube import set_pod_usage, wait_crd_established
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler_dev.localcluster import NodeShape
+from predictive_scaler_dev.localcluster.kube import set_pod_usage, wait_crd_established
 from tests.fixtures.cluster import KwokNodes, wait_for
 from tests.fixtures.operator import StartOperator, condition, read_status, scaler
 

@@ -10,11 +10,11 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.demo.process import OperatorProcess
-from predictive_scaler.localcluster.kube import wait_crd_established
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.process import OperatorProcess
+from predictive_scaler_dev.localcluster.kube import wait_crd_established
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.operator import (
     CRDS,

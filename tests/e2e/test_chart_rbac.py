@@ -13,11 +13,11 @@ from pathlib import Path
 
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.localcluster import NodeShape
-from predictive_scaler.localcluster.kube import running_pods
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.localcluster import NodeShape
+from predictive_scaler_dev.localcluster.kube import running_pods
 from tests.fixtures.chart import service_account_kubeconfig
 from tests.fixtures.cluster import (
     KwokNodes,

@@ -20,10 +20,7 @@ import numpy as np
 import pytest
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.demo.process import OperatorProcess
-from predictive_scaler.localcluster.kube import deployment_manifest
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.prometheus import PrometheusSource
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, PredictiveScalerSpec
 from predictive_scaler.operator.settings import recent_rate_window
@@ -32,6 +29,9 @@ from predictive_scaler.scaling import ScalingState
 from predictive_scaler.simulation import replay
 from predictive_scaler.simulation.shadow import ShadowState
 from predictive_scaler.simulation.tallies import WINDOWS
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.process import OperatorProcess
+from predictive_scaler_dev.localcluster.kube import deployment_manifest
 from tests.fixtures.cluster import PrometheusQuery, create_deployment, wait_for
 from tests.fixtures.load import SECONDS_PER_STEP, nasa_morning, replay_curve
 from tests.fixtures.operator import (

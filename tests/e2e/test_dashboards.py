@@ -12,10 +12,10 @@ import math
 
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.promclient import connect, instant_query
+from predictive_scaler_dev.demo.load import LoadDriver
 from tests.fixtures.cluster import PrometheusQuery, create_deployment, wait_for
 from tests.fixtures.dashboards import boards, load, panel_queries, substitute, variables
 from tests.fixtures.operator import StartOperator, scaler

@@ -17,15 +17,15 @@ import numpy as np
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.history import CPU_COUNTER
-from predictive_scaler.demo.scenario import NAMESPACE, WORKLOAD, Scenario
-from predictive_scaler.demo.session import SCRAPE_TARGET
-from predictive_scaler.localcluster import processes
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.prometheus import resource_query
 from predictive_scaler.operator.resource import ScaleTargetRef
 from predictive_scaler.promclient import connect
 from predictive_scaler.units import format_duration
+from predictive_scaler_dev.demo.history import CPU_COUNTER
+from predictive_scaler_dev.demo.scenario import NAMESPACE, WORKLOAD, Scenario
+from predictive_scaler_dev.demo.session import SCRAPE_TARGET
+from predictive_scaler_dev.localcluster import processes
 from tests.fixtures.cluster import wait_for
 from tests.fixtures.operator import condition, read_status
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from kubernetes import client
 
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.localcluster.kube import create_namespace
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.localcluster.kube import create_namespace
 from tests.fixtures.cluster import DEADLINE, create_deployment, wait_for
 from tests.fixtures.operator import StartOperator, condition, samples, scaler
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from kubernetes import client
 
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.process import OperatorProcess
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.hostile import REFUSED
 from tests.fixtures.operator import events_for, read_status, scaler, wait_condition

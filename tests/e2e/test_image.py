@@ -8,17 +8,18 @@ chart's ServiceAccount through the in-cluster files a kubelet would mount.
 
 from __future__ import annotations
 
+import subprocess
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.demo.process import free_port
-from predictive_scaler.localcluster.image import BuiltImage, Container, ImageStore
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.process import free_port
+from predictive_scaler_dev.localcluster.image import BuiltImage, Container, ImageStore
 from tests.fixtures.chart import InstallChart, service_account_mount
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.image import ImageOperatorProcess, chart_environment, innermost
@@ -121,3 +122,27 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
         operator.stop()
     assert operator.process is not None
     assert operator.process.returncode == 0, operator.log_tail()
+
+
+def test_the_image_carries_the_operator_and_none_of_the_development_tools(
+    image_container: Container,
+) -> None:
+    probe = (
+        "import importlib.util as u; "
+        "print(*(m for m in ('predictive_scaler', 'predictive_scaler_dev', 'cryptography',"
+        " 'matplotlib') if u.find_spec(m)))"
+    )
+    found = subprocess.run(
+        image_container.run_command(["/venv/bin/python", "-c", probe], env={}),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.split() == ["predictive_scaler"], found.stdout + found.stderr
+    commands = subprocess.run(
+        image_container.run_command(["predictive-scaler", "--help"], env={}),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "{run,forecast,backtest}" in commands.stdout

@@ -11,15 +11,15 @@ import time
 
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.localcluster.configs import METRICS_SERVER_RESOLUTION
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.kube import Kubernetes
 from predictive_scaler.operator.metrics_api import DEFAULT_POLL_SECONDS, MetricsApiSource
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.units import parse_duration
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.localcluster.configs import METRICS_SERVER_RESOLUTION
 from tests.fixtures.cluster import (
     KwokNodes,
     create_deployment,

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 
 from kubernetes import client
 
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.demo.process import OperatorExitedError, OperatorProcess
-from predictive_scaler.localcluster import NodeShape
-from predictive_scaler.localcluster.kube import running_pods
 from predictive_scaler.operator import failpoints
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.process import OperatorExitedError, OperatorProcess
+from predictive_scaler_dev.localcluster import NodeShape
+from predictive_scaler_dev.localcluster.kube import running_pods
 from tests.e2e.test_operator_faults import create, fast_scaler
 from tests.fixtures.cluster import (
     KwokNodes,

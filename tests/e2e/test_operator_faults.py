@@ -7,10 +7,10 @@ from typing import Any
 
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.demo.process import OperatorProcess
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.process import OperatorProcess
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.operator import (
     condition,

@@ -8,10 +8,10 @@ from typing import Any
 
 from kubernetes import client
 
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.demo.process import OperatorProcess
 from predictive_scaler.operator.leadership import LeaseTimings
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.process import OperatorProcess
 from tests.e2e.test_operator_faults import create, fast_scaler
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.operator import (

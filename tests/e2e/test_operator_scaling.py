@@ -11,11 +11,11 @@ from typing import Any
 from kubernetes import client
 from prometheus_api_client import PrometheusConnect
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver, Tick
-from predictive_scaler.demo.process import OperatorProcess
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.promclient import instant_query
+from predictive_scaler_dev.demo.load import LoadDriver, Tick
+from predictive_scaler_dev.demo.process import OperatorProcess
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.load import PEAK_CORES, SECONDS_PER_STEP, nasa_morning, replay_curve
 from tests.fixtures.operator import (

@@ -10,10 +10,10 @@ import math
 
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.demo.process import OperatorProcess
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.process import OperatorProcess
 from tests.fixtures.cluster import create_deployment
 from tests.fixtures.faults import DelayingProxy, FaultSeries
 from tests.fixtures.operator import (

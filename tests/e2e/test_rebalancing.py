@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from kubernetes import client
 
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.localcluster import NodeShape
-from predictive_scaler.localcluster.kube import running_pods
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.rebalancing.scale_in import DELETION_COST_ANNOTATION as DELETION_COST
 from predictive_scaler.traces import trace_rows
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.localcluster import NodeShape
+from predictive_scaler_dev.localcluster.kube import running_pods
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,

@@ -18,11 +18,11 @@ from collections.abc import Callable
 import numpy as np
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.demo.process import OperatorProcess
-from predictive_scaler.localcluster.prometheus import BackfillSeries, backfill, query_until
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.process import OperatorProcess
+from predictive_scaler_dev.localcluster.prometheus import BackfillSeries, backfill, query_until
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.operator import (
     condition,

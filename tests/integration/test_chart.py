@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import predictive_scaler.localcluster as local
+import predictive_scaler_dev.localcluster as local
 from tests.fixtures.operator import kubectl
 
 CHART = Path(__file__).resolve().parents[2] / "charts" / "predictive-scaler"

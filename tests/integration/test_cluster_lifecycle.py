@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.localcluster import processes
+import predictive_scaler_dev.localcluster as local
+from predictive_scaler_dev.localcluster import processes
 from tests.fixtures.cluster import wait_for
 
 
@@ -40,7 +40,13 @@ def test_failed_up_stops_what_it_started_and_down_removes_the_state(tmp_path: Pa
 
 def test_down_stops_the_processes_of_an_up_that_was_killed(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    command = [sys.executable, "-m", "predictive_scaler.localcluster", "--run-dir", str(run_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "predictive_scaler_dev.localcluster",
+        "--run-dir",
+        str(run_dir),
+    ]
     upping = subprocess.Popen(
         [*command, "up", "--nodes", "1"],
         stdout=subprocess.DEVNULL,

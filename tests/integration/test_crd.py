@@ -10,7 +10,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-import predictive_scaler.localcluster as local
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, PredictiveScalerSpec
 from tests.fixtures.hostile import REFUSED, VALID
 from tests.fixtures.operator import kubectl

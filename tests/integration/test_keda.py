@@ -14,10 +14,10 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.localcluster.keda import APISERVICE_NAME
-from predictive_scaler.localcluster.kube import running_pods, set_pod_usage
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import quantity
+from predictive_scaler_dev.localcluster.keda import APISERVICE_NAME
+from predictive_scaler_dev.localcluster.kube import running_pods, set_pod_usage
 from tests.fixtures.cluster import assert_apiservice_trusted_and_available, deployment, wait_for
 
 APP = "keda-scaled"

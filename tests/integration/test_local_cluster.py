@@ -10,9 +10,9 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.localcluster.kube import NodeShape, running_pods, set_pod_usage
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.promclient import Sample
+from predictive_scaler_dev.localcluster.kube import NodeShape, running_pods, set_pod_usage
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,

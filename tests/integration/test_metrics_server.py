@@ -14,11 +14,11 @@ import subprocess
 
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.localcluster.configs import METRICS_SERVER_RESOLUTION
-from predictive_scaler.localcluster.kube import NodeShape, running_pods, set_pod_usage
-from predictive_scaler.localcluster.metrics_server import APISERVICE_NAME
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import quantity
+from predictive_scaler_dev.localcluster.configs import METRICS_SERVER_RESOLUTION
+from predictive_scaler_dev.localcluster.kube import NodeShape, running_pods, set_pod_usage
+from predictive_scaler_dev.localcluster.metrics_server import APISERVICE_NAME
 from tests.fixtures.cluster import (
     KwokNodes,
     assert_apiservice_trusted_and_available,

@@ -6,11 +6,11 @@ import time
 
 from kubernetes import client
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.localcluster.kube import running_pods
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.rebalancer import DRAINING_TAINT, Rebalancer
 from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.localcluster.kube import running_pods
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,

@@ -15,12 +15,12 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.load import LoadDriver
-from predictive_scaler.localcluster.kube import create_namespace
+import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.rebalancer import REBALANCED_AT, Rebalancer
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.localcluster.kube import create_namespace
 from tests.fixtures.cluster import (
     DEADLINE,
     KwokNodes,

@@ -1,14 +1,23 @@
-"""The ``predictive-scaler`` command line: ``run``, ``demo``, ``forecast`` and ``backtest``."""
+"""The ``predictive-scaler`` command line: ``run``, ``forecast`` and ``backtest``, and plug-ins.
+
+A distribution installed beside this one may add subcommands through the
+``predictive_scaler.commands`` entry-point group: the repository's
+``predictive-scaler-dev`` package adds ``demo`` that way, so the runtime
+package (and the image) carries no local cluster and no demo.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 
 from pydantic import BaseModel
 
-from predictive_scaler.cli import backtest, demo, forecast, run
+from predictive_scaler.cli import backtest, forecast, run
+
+PLUGINS = "predictive_scaler.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
     run.add_parser(commands)
-    demo.add_parser(commands)
+    for plugin in sorted(entry_points(group=PLUGINS), key=lambda found: found.name):
+        plugin.load()(commands)
     forecast.add_parser(commands)
     backtest.add_parser(commands)
     return parser

@@ -7,7 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from predictive_scaler.demo.history import (
+from predictive_scaler.operator.prometheus import POD_NAME_PATTERNS
+from predictive_scaler.operator.resource import PredictiveScalerSpec
+from predictive_scaler.units import parse_duration
+from predictive_scaler_dev.demo.history import (
     IDLE_TAIL_SECONDS,
     backfill_pod,
     core_seconds,
@@ -15,10 +18,7 @@ from predictive_scaler.demo.history import (
     past_cpu,
     samples_until,
 )
-from predictive_scaler.demo.scenario import NAMESPACE, WORKLOAD, Scenario
-from predictive_scaler.operator.prometheus import POD_NAME_PATTERNS
-from predictive_scaler.operator.resource import PredictiveScalerSpec
-from predictive_scaler.units import parse_duration
+from predictive_scaler_dev.demo.scenario import NAMESPACE, WORKLOAD, Scenario
 
 SCENARIO = Scenario()
 ENDS_AT = 1_700_000_000.0  # any epoch: the driver's start

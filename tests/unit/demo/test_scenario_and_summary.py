@@ -7,11 +7,11 @@ import io
 import numpy as np
 import pytest
 
-from predictive_scaler.demo.load import Tick
-from predictive_scaler.demo.scenario import Scenario
-from predictive_scaler.demo.summary import baseline, measured, summarise, table
-from predictive_scaler.demo.view import Frame, LiveView, render, sparkline
 from predictive_scaler.operator.resource import PredictiveScalerSpec
+from predictive_scaler_dev.demo.load import Tick
+from predictive_scaler_dev.demo.scenario import Scenario
+from predictive_scaler_dev.demo.summary import baseline, measured, summarise, table
+from predictive_scaler_dev.demo.view import Frame, LiveView, render, sparkline
 
 SCENARIO = Scenario()
 

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from predictive_scaler.localcluster.build import (
+from predictive_scaler_dev.localcluster.build import (
     BuildError,
     builder_go_mod,
     require_go,
     staging_replacements,
     versioned_replacements,
 )
-from predictive_scaler.localcluster.components import ETCD, KUBERNETES, KWOK, cache_root
+from predictive_scaler_dev.localcluster.components import ETCD, KUBERNETES, KWOK, cache_root
 
 KUBERNETES_GO_MOD = """module k8s.io/kubernetes
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from predictive_scaler.localcluster.certs import (
+from predictive_scaler_dev.localcluster.certs import (
     ADMIN,
     CONTROLLER_MANAGER,
     FRONT_PROXY,

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import yaml
 
-from predictive_scaler.localcluster import configs
-from predictive_scaler.localcluster.components import Binaries
-from predictive_scaler.localcluster.configs import Layout, Ports
+from predictive_scaler_dev.localcluster import configs
+from predictive_scaler_dev.localcluster.components import Binaries
+from predictive_scaler_dev.localcluster.configs import Layout, Ports
 
 PORTS = Ports(
     etcd_client=2379,

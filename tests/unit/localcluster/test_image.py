@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from predictive_scaler.localcluster.build import BuildError
-from predictive_scaler.localcluster.image import (
+from predictive_scaler_dev.localcluster.build import BuildError
+from predictive_scaler_dev.localcluster.image import (
     DRIVER_ENV,
     MIRROR_ENV,
     ImageStore,

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import yaml
 
-from predictive_scaler.localcluster.certs import write_pki
-from predictive_scaler.localcluster.components import KEDA
-from predictive_scaler.localcluster.keda import APISERVICE_NAME, manifests
+from predictive_scaler_dev.localcluster.certs import write_pki
+from predictive_scaler_dev.localcluster.components import KEDA
+from predictive_scaler_dev.localcluster.keda import APISERVICE_NAME, manifests
 
 ROLES = """
 ---

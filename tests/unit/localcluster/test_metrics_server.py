@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import base64
 
-from predictive_scaler.localcluster.kube import NodeShape, kwok_node_manifest
-from predictive_scaler.localcluster.metrics_server import APISERVICE_NAME, apiservice
+from predictive_scaler_dev.localcluster.kube import NodeShape, kwok_node_manifest
+from predictive_scaler_dev.localcluster.metrics_server import APISERVICE_NAME, apiservice
 
 
 def test_apiservice_points_at_the_service_port_and_trusts_the_cluster_ca() -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from predictive_scaler.localcluster import processes
+from predictive_scaler_dev.localcluster import processes
 
 SLEEPER = [sys.executable, "-c", "import time; print('started', flush=True); time.sleep(60)"]
 

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from predictive_scaler.localcluster.build import BuildError, BuildLog
-from predictive_scaler.localcluster.components import KUBERNETES
-from predictive_scaler.localcluster.progress import (
+from predictive_scaler_dev.localcluster.build import BuildError, BuildLog
+from predictive_scaler_dev.localcluster.components import KUBERNETES
+from predictive_scaler_dev.localcluster.progress import (
     BuildProgress,
     BuildTimes,
     Expected,
     duration,
 )
-from predictive_scaler.localcluster.waiting import wait_until
+from predictive_scaler_dev.localcluster.waiting import wait_until
 
 
 class Clock:

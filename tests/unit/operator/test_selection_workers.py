@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from predictive_scaler.forecasting import RefreshRequest
-from predictive_scaler.localcluster.waiting import wait_until
 from predictive_scaler.operator.selection_workers import ORPHAN_CHECK_SECONDS, SelectionWorkers
+from predictive_scaler_dev.localcluster.waiting import wait_until
 from tests.conftest import seasonal_load
 
 # A stand-in operator: starts two workers, has them select once, prints their pids, waits.
@@ -21,7 +21,7 @@ OPERATOR = """
 import asyncio, sys
 import numpy as np
 from predictive_scaler.forecasting import RefreshRequest
-from predictive_scaler.localcluster.waiting import wait_until
+from predictive_scaler_dev.localcluster.waiting import wait_until
 from predictive_scaler.operator.selection_workers import SelectionWorkers
 
 async def main():

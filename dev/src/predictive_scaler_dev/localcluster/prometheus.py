@@ -14,8 +14,8 @@ from pathlib import Path
 import requests
 from prometheus_api_client.exceptions import PrometheusApiClientException
 
-from predictive_scaler.localcluster.state import LocalCluster
 from predictive_scaler.promclient import Sample, instant_query
+from predictive_scaler_dev.localcluster.state import LocalCluster
 
 
 def query_until(

@@ -23,13 +23,14 @@ from typing import Any, TextIO
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-import predictive_scaler.localcluster as local
-from predictive_scaler.demo.history import loaded_query, past_cpu, samples_until
-from predictive_scaler.demo.load import LoadDriver, Tick
-from predictive_scaler.demo.peers import apply_hpa, apply_scaled_object
-from predictive_scaler.demo.plot import ForecastSample, can_plot, plot_demo
-from predictive_scaler.demo.process import OperatorProcess
-from predictive_scaler.demo.scenario import (
+import predictive_scaler_dev.localcluster as local
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.history import loaded_query, past_cpu, samples_until
+from predictive_scaler_dev.demo.load import LoadDriver, Tick
+from predictive_scaler_dev.demo.peers import apply_hpa, apply_scaled_object
+from predictive_scaler_dev.demo.plot import ForecastSample, can_plot, plot_demo
+from predictive_scaler_dev.demo.process import OperatorProcess
+from predictive_scaler_dev.demo.scenario import (
     HPA_WORKLOAD,
     KEDA_WORKLOAD,
     NAMESPACE,
@@ -37,13 +38,16 @@ from predictive_scaler.demo.scenario import (
     WORKLOAD,
     Scenario,
 )
-from predictive_scaler.demo.summary import DemoSummary, baseline, measured, summarise, table
-from predictive_scaler.demo.view import Frame, LiveView
-from predictive_scaler.localcluster.configs import METRICS_SERVER_RESOLUTION
-from predictive_scaler.localcluster.kube import create_namespace, running_pods, wait_crd_established
-from predictive_scaler.localcluster.prometheus import backfill, query_until
-from predictive_scaler.localcluster.waiting import wait_until
-from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
+from predictive_scaler_dev.demo.summary import DemoSummary, baseline, measured, summarise, table
+from predictive_scaler_dev.demo.view import Frame, LiveView
+from predictive_scaler_dev.localcluster.configs import METRICS_SERVER_RESOLUTION
+from predictive_scaler_dev.localcluster.kube import (
+    create_namespace,
+    running_pods,
+    wait_crd_established,
+)
+from predictive_scaler_dev.localcluster.prometheus import backfill, query_until
+from predictive_scaler_dev.localcluster.waiting import wait_until
 
 SCRAPE_TARGET = "predictive-scaler-demo"
 PEER_WORKLOADS = (HPA_WORKLOAD, KEDA_WORKLOAD)

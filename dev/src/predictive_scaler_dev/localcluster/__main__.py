@@ -1,4 +1,4 @@
-"""`python -m predictive_scaler.localcluster build|up|down|status|image`: what hack/cluster runs."""
+"""`python -m predictive_scaler_dev.localcluster build|up|down|status|image` (hack/cluster)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import logging
 import sys
 from pathlib import Path
 
-from predictive_scaler.localcluster.build import BuildError, build_all
-from predictive_scaler.localcluster.cluster import down, status, up
-from predictive_scaler.localcluster.components import cache_root
-from predictive_scaler.localcluster.image import ImageStore, build_image
-from predictive_scaler.localcluster.kube import NodeShape
-from predictive_scaler.localcluster.processes import ComponentFailedError
-from predictive_scaler.localcluster.state import ClusterConfig, ClusterError, default_run_dir
+from predictive_scaler_dev.localcluster.build import BuildError, build_all
+from predictive_scaler_dev.localcluster.cluster import down, status, up
+from predictive_scaler_dev.localcluster.components import cache_root
+from predictive_scaler_dev.localcluster.image import ImageStore, build_image
+from predictive_scaler_dev.localcluster.kube import NodeShape
+from predictive_scaler_dev.localcluster.processes import ComponentFailedError
+from predictive_scaler_dev.localcluster.state import ClusterConfig, ClusterError, default_run_dir
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -63,7 +63,7 @@ def _build(force: bool) -> int:
 
 
 def _image(refresh_base: bool) -> int:
-    repo = Path(__file__).resolve().parents[3]
+    repo = Path(__file__).resolve().parents[4]
     if not (repo / "Dockerfile").is_file():
         print(f"error: no Dockerfile at {repo}: `image` builds from a checkout", file=sys.stderr)
         return 1

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import yaml
 
-from predictive_scaler.localcluster.build import BuildError, BuildLog, install_debian_package
-from predictive_scaler.localcluster.components import cache_root
-from predictive_scaler.localcluster.progress import BuildProgress, BuildTimes, Expected
+from predictive_scaler_dev.localcluster.build import BuildError, BuildLog, install_debian_package
+from predictive_scaler_dev.localcluster.components import cache_root
+from predictive_scaler_dev.localcluster.progress import BuildProgress, BuildTimes, Expected
 
 DEBIAN_SUITE = "bookworm"
 BASE_PACKAGES = ("python3", "python3-venv", "ca-certificates")

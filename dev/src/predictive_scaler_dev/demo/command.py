@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from predictive_scaler.cli.arguments import positive_int
-from predictive_scaler.demo.scenario import Scenario
-from predictive_scaler.demo.session import (
+from predictive_scaler_dev.demo.scenario import Scenario
+from predictive_scaler_dev.demo.session import (
     DemoError,
     DemoOptions,
     interrupt_on_signals,
     run_demo,
 )
-from predictive_scaler.localcluster import ClusterError
-from predictive_scaler.localcluster.build import BuildError
+from predictive_scaler_dev.localcluster import ClusterError
+from predictive_scaler_dev.localcluster.build import BuildError
 
 HELP = """\
 Brings up the local control plane (building what is missing, once), applies

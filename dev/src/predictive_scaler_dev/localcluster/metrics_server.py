@@ -25,8 +25,8 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from predictive_scaler.localcluster.certs import METRICS_SERVER, METRICS_SERVER_SERVICE, Pki
-from predictive_scaler.localcluster.kube import apiservice_manifest
+from predictive_scaler_dev.localcluster.certs import METRICS_SERVER, METRICS_SERVER_SERVICE, Pki
+from predictive_scaler_dev.localcluster.kube import apiservice_manifest
 
 API_GROUP = "metrics.k8s.io"
 API_VERSION = "v1beta1"

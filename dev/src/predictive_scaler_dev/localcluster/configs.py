@@ -15,13 +15,13 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from predictive_scaler.localcluster.certs import (
+from predictive_scaler_dev.localcluster.certs import (
     FRONT_PROXY,
     KEDA_NAMESPACE,
     SERVICE_CLUSTER_IP_RANGE,
     Pki,
 )
-from predictive_scaler.localcluster.components import Binaries
+from predictive_scaler_dev.localcluster.components import Binaries
 
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 KWOK_NODE_ANNOTATION_VALUE = "fake"

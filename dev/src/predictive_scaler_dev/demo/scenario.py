@@ -6,7 +6,7 @@ trace lasts ``seconds_per_step`` seconds of wall time. A workload worth
 scaling has days of history in Prometheus, so the days before (1 and 2 July)
 are there too: the part the cluster does not replay live is backfilled into
 Prometheus's past, compressed alike, ending where the live replay begins
-(:mod:`predictive_scaler.demo.history`). The live replay begins with a
+(:mod:`predictive_scaler_dev.demo.history`). The live replay begins with a
 warm-up from the hours before, which is not scored. The same load drives a
 second, identical Deployment scaled by a real autoscaling/v2 HPA (the
 controller in kube-controller-manager, reading metrics-server), a third scaled
@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.localcluster import deployment_manifest
 from predictive_scaler.operator.prometheus import resource_query
 from predictive_scaler.operator.resource import GROUP, KIND, VERSION, ScaleTargetRef
 from predictive_scaler.operator.settings import recent_rate_window
 from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, PREDICTIVE_BEHAVIOR, Behavior
 from predictive_scaler.simulation import ReplayConfig
 from predictive_scaler.traces import BUNDLED_COLUMN, bundled_trace_path, read_trace
+from predictive_scaler_dev.localcluster import deployment_manifest
 
 NAMESPACE = "predictive-scaler-demo"
 WORKLOAD = "web"

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from predictive_scaler.demo.load import Tick
-from predictive_scaler.demo.scenario import Scenario
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling.spec import ROUNDING
 from predictive_scaler.simulation import Outcome, ReplayResult, replay
 from predictive_scaler.simulation.policies import HpaPolicy
+from predictive_scaler_dev.demo.load import Tick
+from predictive_scaler_dev.demo.scenario import Scenario
 
 
 @dataclass(frozen=True)

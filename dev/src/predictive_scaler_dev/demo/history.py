@@ -20,10 +20,10 @@ import math
 
 import numpy as np
 
-from predictive_scaler.demo.scenario import NAMESPACE, WORKLOAD, Scenario
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.localcluster.configs import KWOK_NODE_METRICS_JOB
-from predictive_scaler.localcluster.prometheus import BackfillSeries
+from predictive_scaler_dev.demo.scenario import NAMESPACE, WORKLOAD, Scenario
+from predictive_scaler_dev.localcluster.configs import KWOK_NODE_METRICS_JOB
+from predictive_scaler_dev.localcluster.prometheus import BackfillSeries
 
 CPU_COUNTER = "container_cpu_usage_seconds_total"
 CONTAINER = "app"  # the container deployment_manifest names

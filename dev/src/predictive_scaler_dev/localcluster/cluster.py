@@ -21,9 +21,9 @@ from pathlib import Path
 
 from kubernetes import client
 
-from predictive_scaler.localcluster import configs, keda, metrics_server, processes
-from predictive_scaler.localcluster.build import binaries, build_all
-from predictive_scaler.localcluster.certs import (
+from predictive_scaler_dev.localcluster import configs, keda, metrics_server, processes
+from predictive_scaler_dev.localcluster.build import binaries, build_all
+from predictive_scaler_dev.localcluster.certs import (
     ADMIN,
     CONTROLLER_MANAGER,
     KEDA,
@@ -32,18 +32,18 @@ from predictive_scaler.localcluster.certs import (
     kubeconfig,
     write_pki,
 )
-from predictive_scaler.localcluster.components import Binaries
-from predictive_scaler.localcluster.configs import Layout, Ports
-from predictive_scaler.localcluster.health import COMPONENTS, COMPONENTS_BY_NAME, Component
-from predictive_scaler.localcluster.kube import (
+from predictive_scaler_dev.localcluster.components import Binaries
+from predictive_scaler_dev.localcluster.configs import Layout, Ports
+from predictive_scaler_dev.localcluster.health import COMPONENTS, COMPONENTS_BY_NAME, Component
+from predictive_scaler_dev.localcluster.kube import (
     api_client,
     create_kwok_node,
     is_ready,
     wait_nodes_ready,
 )
-from predictive_scaler.localcluster.processes import StartedProcess, Stopped
-from predictive_scaler.localcluster.prometheus import query_until
-from predictive_scaler.localcluster.state import (
+from predictive_scaler_dev.localcluster.processes import StartedProcess, Stopped
+from predictive_scaler_dev.localcluster.prometheus import query_until
+from predictive_scaler_dev.localcluster.state import (
     NODE_NAME_PREFIX,
     ClusterConfig,
     ClusterError,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from predictive_scaler.demo.load import Tick
-from predictive_scaler.demo.scenario import TRACE_LABEL, Scenario
-from predictive_scaler.demo.summary import DemoSummary
 from predictive_scaler.simulation import ReplayResult
+from predictive_scaler_dev.demo.load import Tick
+from predictive_scaler_dev.demo.scenario import TRACE_LABEL, Scenario
+from predictive_scaler_dev.demo.summary import DemoSummary
 
 ForecastSample = tuple[float, float, float]  # seconds into the replay, lower, upper
 

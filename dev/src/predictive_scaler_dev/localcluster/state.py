@@ -20,13 +20,13 @@ from pathlib import Path
 from kubernetes import client
 from pydantic import BaseModel, ConfigDict
 
-from predictive_scaler.localcluster import processes
-from predictive_scaler.localcluster.build import BuildReport, binaries
-from predictive_scaler.localcluster.components import Binaries, cache_root
-from predictive_scaler.localcluster.configs import Layout, Ports
-from predictive_scaler.localcluster.health import COMPONENTS
-from predictive_scaler.localcluster.kube import NodeShape, api_client
-from predictive_scaler.localcluster.processes import StartedProcess
+from predictive_scaler_dev.localcluster import processes
+from predictive_scaler_dev.localcluster.build import BuildReport, binaries
+from predictive_scaler_dev.localcluster.components import Binaries, cache_root
+from predictive_scaler_dev.localcluster.configs import Layout, Ports
+from predictive_scaler_dev.localcluster.health import COMPONENTS
+from predictive_scaler_dev.localcluster.kube import NodeShape, api_client
+from predictive_scaler_dev.localcluster.processes import StartedProcess
 
 RUN_DIR_ENV = "PREDICTIVE_SCALER_RUN_DIR"
 NODE_NAME_PREFIX = "kwok-node-"

@@ -4,16 +4,16 @@
 what tests and the demo use from Python.
 """
 
-from predictive_scaler.localcluster.cluster import (
+from predictive_scaler_dev.localcluster.cluster import (
     down,
     restart_component,
     status,
     stop_component,
     up,
 )
-from predictive_scaler.localcluster.configs import STARTUP_DELAY_ANNOTATION
-from predictive_scaler.localcluster.kube import NodeShape, deployment_manifest, set_pod_usage
-from predictive_scaler.localcluster.state import (
+from predictive_scaler_dev.localcluster.configs import STARTUP_DELAY_ANNOTATION
+from predictive_scaler_dev.localcluster.kube import NodeShape, deployment_manifest, set_pod_usage
+from predictive_scaler_dev.localcluster.state import (
     ClusterConfig,
     ClusterError,
     LocalCluster,

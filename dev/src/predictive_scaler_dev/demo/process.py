@@ -15,8 +15,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from predictive_scaler.localcluster import LocalCluster
-from predictive_scaler.localcluster.waiting import wait_until
+from predictive_scaler_dev.localcluster import LocalCluster
+from predictive_scaler_dev.localcluster.waiting import wait_until
 
 STOP_GRACE_SECONDS = 20.0
 

@@ -17,7 +17,7 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from predictive_scaler.localcluster.kube import running_pods, set_pod_usage
+from predictive_scaler_dev.localcluster.kube import running_pods, set_pod_usage
 
 
 @dataclass(frozen=True)

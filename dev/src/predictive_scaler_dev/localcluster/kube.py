@@ -16,12 +16,12 @@ from typing import Any
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from predictive_scaler.localcluster.configs import (
+from predictive_scaler_dev.localcluster.configs import (
     KWOK_NODE_ANNOTATION,
     KWOK_NODE_ANNOTATION_VALUE,
     STARTUP_DELAY_ANNOTATION,
 )
-from predictive_scaler.localcluster.waiting import wait_until
+from predictive_scaler_dev.localcluster.waiting import wait_until
 
 USAGE_CPU_ANNOTATION = "kwok.x-k8s.io/usage-cpu"
 USAGE_MEMORY_ANNOTATION = "kwok.x-k8s.io/usage-memory"

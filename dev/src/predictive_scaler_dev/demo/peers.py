@@ -12,8 +12,8 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from predictive_scaler.demo.scenario import HPA_WORKLOAD, KEDA_WORKLOAD, NAMESPACE, Scenario
-from predictive_scaler.localcluster.waiting import wait_until
+from predictive_scaler_dev.demo.scenario import HPA_WORKLOAD, KEDA_WORKLOAD, NAMESPACE, Scenario
+from predictive_scaler_dev.localcluster.waiting import wait_until
 
 KEDA_GROUP, KEDA_VERSION, SCALED_OBJECTS = "keda.sh", "v1alpha1", "scaledobjects"
 # KEDA checks the trigger once and creates its HPA; a busy machine may take a while.

@@ -29,9 +29,9 @@ from typing import Any
 import yaml
 from kubernetes import client, dynamic
 
-from predictive_scaler.localcluster.certs import KEDA, KEDA_ADAPTER_SERVICE, KEDA_NAMESPACE, Pki
-from predictive_scaler.localcluster.kube import apiservice_manifest, crd_established
-from predictive_scaler.localcluster.waiting import wait_until
+from predictive_scaler_dev.localcluster.certs import KEDA, KEDA_ADAPTER_SERVICE, KEDA_NAMESPACE, Pki
+from predictive_scaler_dev.localcluster.kube import apiservice_manifest, crd_established
+from predictive_scaler_dev.localcluster.waiting import wait_until
 
 API_GROUP = "external.metrics.k8s.io"
 API_VERSION = "v1beta1"

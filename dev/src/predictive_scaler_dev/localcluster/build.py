@@ -26,14 +26,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from predictive_scaler.localcluster.components import (
+from predictive_scaler_dev.localcluster.components import (
     GO_BUILDS,
     KUBERNETES,
     Binaries,
     GoBuild,
     cache_root,
 )
-from predictive_scaler.localcluster.progress import BuildProgress, BuildTimes, ComponentProgress
+from predictive_scaler_dev.localcluster.progress import BuildProgress, BuildTimes, ComponentProgress
 
 log = logging.getLogger(__name__)
 
