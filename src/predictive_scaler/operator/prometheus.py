@@ -102,6 +102,11 @@ def _window(seconds: float) -> str:
     return f"{max(1, round(seconds))}s"
 
 
+def prometheus_seconds(seconds: float) -> str:
+    """A duration as Prometheus parses it: plain decimal seconds, never ``3.6e+09s``."""
+    return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
+
+
 @dataclass(frozen=True)
 class PrometheusSource:
     """The :class:`~predictive_scaler.operator.sources.MetricSource` that reads Prometheus.
@@ -166,7 +171,7 @@ class PrometheusSource:
                 query,
                 start_time=_utc(start),
                 end_time=_utc(end),
-                step=f"{step:g}s",
+                step=prometheus_seconds(step),
                 timeout=self.timeout,
             )
         if len(series) > 1:
@@ -241,7 +246,7 @@ class PrometheusSource:
                 query,
                 start_time=_utc(end - (points - 1) * step),
                 end_time=_utc(end),
-                step=f"{step:g}s",
+                step=prometheus_seconds(step),
                 timeout=self.timeout,
             )
         return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,8 @@ from predictive_scaler.simulation.shadow import (
     steered,
 )
 from predictive_scaler.units import format_duration
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,35 @@ class Evaluator:
         *,
         claims: TargetClaims = NO_CLAIMS,
         lateness: Lateness | None = None,
+    ) -> Evaluation:
+        """Evaluate once; an evaluation that raises is a condition, never an empty status.
+
+        ``Ready=False, reason EvaluationFailed`` names the error (and, being a
+        condition change, comes with a Warning Event); the replicas are left
+        as they are, and the next evaluation tries again.
+        """
+        try:
+            return self._evaluate(
+                ref, raw_spec, raw_status, runtime, now, claims=claims, lateness=lateness
+            )
+        except Exception as error:  # whatever it was, it must be seen
+            log.exception("evaluating %s/%s failed", ref.namespace, ref.name)
+            metrics.RECONCILE_ERRORS.labels("evaluate").inc()
+            message = f"the evaluation failed: {type(error).__name__}: {error}"
+            return self._blocked(
+                ref, raw_status, now, "EvaluationFailed", message, lateness=lateness
+            )
+
+    def _evaluate(
+        self,
+        ref: ObjectRef,
+        raw_spec: Mapping[str, Any],
+        raw_status: Mapping[str, Any],
+        runtime: ObjectRuntime,
+        now: float,
+        *,
+        claims: TargetClaims,
+        lateness: Lateness | None,
     ) -> Evaluation:
         """Evaluate once; `claims` are the other autoscalers on the same target.
 

@@ -22,7 +22,7 @@ from predictive_scaler.scaling import DEFAULT_BEHAVIOR, ScalingSpec
 from predictive_scaler.scaling.behavior import ApiModel, Behavior
 from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET, ROUNDING
 from predictive_scaler.simulation.shadow import ShadowSpec
-from predictive_scaler.units import parse_duration, percentage
+from predictive_scaler.units import format_duration, parse_duration, percentage
 
 GROUP = "autoscaling.predictive-scaler.io"
 VERSION = "v1alpha1"
@@ -90,6 +90,16 @@ def _duration(value: str | None) -> str | None:
     return value
 
 
+# The longest windows and steps the operator reads: Prometheus keeps 15 days by
+# default, a season is at most a week, and a step beyond an hour (or a long
+# step beyond a day) no longer describes load an autoscaler can follow. Beyond
+# these a window's start would not even be a date (999999d is 2,700 years).
+LONGEST = {
+    "history": 90 * 86_400.0,
+    "step": 3_600.0,
+    "longHistory": 400 * 86_400.0,
+    "longStep": 86_400.0,
+}
 # Prometheus answers a range query with at most 11,000 points per series; a
 # longer window would be refused, and would cost memory in every evaluation.
 MAX_HISTORY_POINTS = 11_000
@@ -138,6 +148,18 @@ class ForecastSettings(ApiModel):
 
     @model_validator(mode="after")
     def _bounded(self) -> ForecastSettings:
+        for name, value in (
+            ("history", self.history),
+            ("step", self.step),
+            ("longHistory", self.long_history),
+            ("longStep", self.long_step),
+        ):
+            longest = LONGEST[name]
+            if parse_duration(value) > longest:
+                raise ValueError(
+                    f"spec.forecast.{name}: {value} is longer than {format_duration(longest)}, "
+                    f"the most the operator reads"
+                )
         if self.history_points > MAX_HISTORY_POINTS:
             raise ValueError(
                 f"spec.forecast.history: {self.history} at step {self.step} is "

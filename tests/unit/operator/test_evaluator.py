@@ -211,3 +211,23 @@ def test_a_failed_usage_read_for_the_scale_in_ranking_still_scales_in() -> None:
     evaluation = evaluator.evaluate(REF, spec(), {}, ObjectRuntime(), NOW)
     assert workloads.scaled == [2]
     assert [e.reason for e in evaluation.events if e.type == "Warning"] == ["DeletionCostFailed"]
+
+
+def test_an_evaluation_that_raises_is_a_condition_and_an_event() -> None:
+    class Broken(FakeWorkloads):
+        def read_scale(self, namespace: str, target: ScaleTargetRef) -> Scale:
+            raise RuntimeError("the adapter broke")
+
+    workloads = Broken()
+    evaluation = evaluate(workloads, FakeSource(), spec())
+    assert conditions(evaluation)["Ready"] == ("False", "EvaluationFailed")
+    assert "RuntimeError: the adapter broke" in evaluation.status["decision"]
+    assert ("Warning", "EvaluationFailed") in {(e.type, e.reason) for e in evaluation.events}
+    assert workloads.scaled == []
+
+
+def test_a_window_beyond_any_date_is_an_invalid_spec() -> None:
+    body = spec(forecast={"history": "999999d", "step": "999999h"})
+    evaluation = evaluate(FakeWorkloads(), FakeSource(), body)
+    assert conditions(evaluation)["Ready"] == ("False", "InvalidSpec")
+    assert "spec.forecast.history" in evaluation.status["decision"]
