@@ -368,12 +368,13 @@ async def evaluate(
     uid, namespace, name = str(meta["uid"]), str(meta["namespace"]), str(meta["name"])
     loop = asyncio.get_running_loop()
     wake = asyncio.Event()
+    token = metrics.start_object(namespace, name)
     state.runtimes[uid] = ObjectRuntime(
         submit=_submitter(state, namespace, uid, wake),
         selection_budget=state.settings.selection_budget,
+        metrics_token=token,
     )
     cadence = Cadence(due=time.monotonic())
-    metrics.start_object(namespace, name)
     try:
         while not stopped:
             period = _sync_seconds(spec)
@@ -417,4 +418,4 @@ async def evaluate(
         state.written.pop(uid, None)
         state.evaluations.forget(namespace, uid)
         state.selections.forget(namespace, uid)
-        metrics.forget(namespace, name)
+        metrics.forget(namespace, name, token)

@@ -7,6 +7,9 @@ object is deleted so a long-running operator does not keep dead series.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import threading
+from collections.abc import Iterator
 
 from prometheus_client import Counter, Gauge, Histogram, disable_created_metrics
 
@@ -212,14 +215,45 @@ def set_model(namespace: str, name: str, model: str) -> None:
     MODEL.labels(namespace, name, model).set(1)
 
 
-def start_object(namespace: str, name: str) -> None:
-    """Scale-action counters of a new object start at zero, like the global ones."""
-    for direction in ("up", "down"):
-        SCALE_ACTIONS.labels(namespace, name, direction)
+# Which incarnation of each object is served, so that an evaluation still
+# running when its object was deleted cannot put its series back (issue 23):
+# publishing and forgetting hold the same lock.
+_served: dict[tuple[str, str], int] = {}
+_serving = threading.Lock()
+_incarnations = itertools.count(1)
 
 
-def forget(namespace: str, name: str) -> None:
-    """Drop every series of a deleted object."""
+def start_object(namespace: str, name: str) -> int:
+    """Serve a new object; its token guards its publications. Scale actions start at zero."""
+    token = next(_incarnations)
+    with _serving:
+        _served[namespace, name] = token
+        for direction in ("up", "down"):
+            SCALE_ACTIONS.labels(namespace, name, direction)
+    return token
+
+
+@contextlib.contextmanager
+def publishing(namespace: str, name: str, token: int | None) -> Iterator[bool]:
+    """Whether the object is still served (``token`` None: not guarded); hold it to publish."""
+    with _serving:
+        yield token is None or _served.get((namespace, name)) == token
+
+
+def scale_action(namespace: str, name: str, direction: str) -> None:
+    SCALE_ACTIONS.labels(namespace, name, direction).inc()
+
+
+def forget(namespace: str, name: str, token: int | None = None) -> None:
+    """Drop every series of a deleted object (unless a newer one of its name is served)."""
+    with _serving:
+        if token is not None and _served.get((namespace, name)) not in (token, None):
+            return
+        _served.pop((namespace, name), None)
+        _drop(namespace, name)
+
+
+def _drop(namespace: str, name: str) -> None:
     for metric, label_sets in _KNOWN_LABELS.items():
         for extra in label_sets:
             with contextlib.suppress(KeyError):

@@ -14,7 +14,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -76,8 +76,16 @@ class EventNote:
 
 @dataclass(frozen=True)
 class Evaluation:
+    """The status to write, the Events to post, and the metrics to publish.
+
+    Metrics are published by :meth:`Evaluator.evaluate` only while the object
+    is still served (:func:`metrics.publishing`): an object deleted while its
+    evaluation ran must not have its series put back after they were dropped.
+    """
+
     status: dict[str, Any]
     events: tuple[EventNote, ...]
+    publications: tuple[Callable[[], None], ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -146,16 +154,24 @@ class Evaluator:
         as they are, and the next evaluation tries again.
         """
         try:
-            return self._evaluate(
+            evaluation = self._evaluate(
                 ref, raw_spec, raw_status, runtime, now, claims=claims, lateness=lateness
             )
         except Exception as error:  # whatever it was, it must be seen
             log.exception("evaluating %s/%s failed", ref.namespace, ref.name)
             metrics.RECONCILE_ERRORS.labels("evaluate").inc()
             message = f"the evaluation failed: {type(error).__name__}: {error}"
-            return self._blocked(
+            evaluation = self._blocked(
                 ref, raw_status, now, "EvaluationFailed", message, lateness=lateness
             )
+        with metrics.publishing(ref.namespace, ref.name, runtime.metrics_token) as served:
+            if served:
+                for condition in evaluation.status["conditions"]:
+                    value = {"True": 1, "False": 0}.get(condition["status"], -1)
+                    metrics.CONDITION.labels(ref.namespace, ref.name, condition["type"]).set(value)
+                for publication in evaluation.publications:
+                    publication()
+        return evaluation
 
     def _evaluate(
         self,
@@ -224,8 +240,11 @@ class Evaluator:
         decision, shadow = compared.decision, compared.shadow
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
         new_state, events = decision.state, list[EventNote]()
+        later: list[Callable[[], None]] = []
         if acts and decision.changes_replicas and decision.held != "ScalingDisabled":
-            new_state, events = self._scale(ref, spec, decision, now, selector=scale.selector)
+            new_state, events = self._scale(
+                ref, spec, decision, now, selector=scale.selector, later=later
+            )
         events.extend(_selection_notes(selection.take_installed(), selection.chosen))
         seen = Observation(
             dry_run=spec.scaling.mode is Mode.DRY_RUN,
@@ -247,7 +266,9 @@ class Evaluator:
             fresh["shadowState"] = json.dumps(shadow.to_json(), separators=(",", ":"))
             windows = comparison.window_figures(shadow)
             fresh["comparison"] = comparison.comparison_status(shadow, windows, dry_run)
-            comparison.publish(ref.namespace, ref.name, shadow, windows)
+            later.append(
+                functools.partial(comparison.publish, ref.namespace, ref.name, shadow, windows)
+            )
         status = without_stale_keys(raw_status, fresh)
         if metrics_error is not None:
             status["decision"] = f"holding {scale.replicas} replicas: {metrics_error}"
@@ -255,8 +276,10 @@ class Evaluator:
             ref, raw_status, now, observed(seen), status=status, events=events, lateness=lateness
         )
         published = Published(history, scale.ready, scaling_spec, new_state)
-        publish(ref.namespace, ref.name, decision, published, runtime)
-        return evaluation
+        later.append(
+            functools.partial(publish, ref.namespace, ref.name, decision, published, runtime)
+        )
+        return dataclasses.replace(evaluation, publications=tuple(later))
 
     def _load(self, namespace: str, spec: PredictiveScalerSpec, selector: str = "") -> LoadSeries:
         """The object's load at its own step, as the recent history reads it."""
@@ -330,6 +353,7 @@ class Evaluator:
         now: float,
         *,
         selector: str,
+        later: list[Callable[[], None]],
     ) -> tuple[ScalingState, list[EventNote]]:
         """Patch the target's replicas; the state records a scale only once it succeeded."""
         target, current, desired = (
@@ -355,7 +379,7 @@ class Evaluator:
             return decision.state, [*notes, EventNote("Warning", "FailedRescale", message)]
         failpoints.reach("scale:after-patch")
         direction = "up" if desired > current else "down"
-        metrics.SCALE_ACTIONS.labels(ref.namespace, ref.name, direction).inc()
+        later.append(functools.partial(metrics.scale_action, ref.namespace, ref.name, direction))
         behavior = spec.scaling_spec().effective_behavior
         state = decision.state.after_scale(behavior, now, current, desired)
         message = f"{target.describe()} {current} -> {desired}: {decision.message}"
@@ -411,9 +435,6 @@ class Evaluator:
                     f"{condition.type} is {condition.status}: {condition.message}",
                 )
             )
-        for condition in conditions:
-            value = {"True": 1, "False": 0}.get(condition.status, -1)
-            metrics.CONDITION.labels(ref.namespace, ref.name, condition.type).set(value)
         return Evaluation(full, tuple(notes))
 
 

@@ -43,6 +43,8 @@ class ObjectRuntime:
     selection_budget: float = DEFAULT_SELECTION_BUDGET_SECONDS
     key: ForecastSettings | None = None
     selection: ScheduledSelection | None = field(default=None, repr=False)
+    # Guards the object's metrics (metrics.publishing); None: unguarded (not a daemon's).
+    metrics_token: int | None = None
     recent: CachedHistory = field(default_factory=CachedHistory, repr=False)
     long: CachedHistory = field(default_factory=CachedHistory, repr=False)
 

@@ -106,8 +106,18 @@ def evaluate(
     body: dict[str, Any],
     claims: TargetClaims = NO_RIVALS,
 ) -> Evaluation:
+    return evaluate_with(workloads, source, body, ObjectRuntime(), claims)
+
+
+def evaluate_with(
+    workloads: FakeWorkloads,
+    source: FakeSource | PrometheusSource,
+    body: dict[str, Any],
+    runtime: ObjectRuntime,
+    claims: TargetClaims = NO_RIVALS,
+) -> Evaluation:
     evaluator = Evaluator(workloads, source, SETTINGS)
-    return evaluator.evaluate(REF, body, {}, ObjectRuntime(), NOW, claims=claims)
+    return evaluator.evaluate(REF, body, {}, runtime, NOW, claims=claims)
 
 
 def conditions(evaluation: Evaluation) -> dict[str, tuple[str, str]]:
