@@ -125,6 +125,31 @@ def _unknown(kind: str, reason: str, message: str) -> Condition:
     return Condition(kind, "Unknown", reason, message)
 
 
+# Ready=False reasons of an object that cannot act at all (blocked before any
+# decision): its workload is not its to rebalance either. Metrics that fail for a
+# while are not among them: the object still owns its workload.
+CANNOT_ACT = frozenset(
+    {
+        "InvalidSpec",
+        "InvalidQuery",
+        "QueryOutsideNamespace",
+        "UnsupportedMetric",
+        "ConflictingAutoscaler",
+        "TargetNotFound",
+        "TargetNotScalable",
+        "EvaluationFailed",
+    }
+)
+
+
+def cannot_act(conditions: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether an object's status says it is blocked (CANNOT_ACT)."""
+    ready = next((c for c in conditions if c.get("type") == "Ready"), None)
+    return (
+        ready is not None and ready.get("status") == "False" and ready.get("reason") in CANNOT_ACT
+    )
+
+
 def blocked(reason: str, message: str) -> list[Condition]:
     """Conditions when the object cannot be evaluated at all (bad spec, rival, no target)."""
     return [

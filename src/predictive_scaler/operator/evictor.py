@@ -14,6 +14,7 @@ high-load heap.
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 DRAINING_TAINT = f"{GROUP}/draining"
 REBALANCED_AT = f"{GROUP}/rebalanced-at"
 COMPONENT = "predictive-scaler-rebalancer"
+# Events remembered for aggregation (an LRU): pods seen skipped, moved, refused.
+REMEMBERED_EVENTS = 2_000
 # Reasons a pod is never a candidate: no Event for those, they would flood.
 NOT_CANDIDATES = frozenset({"NotOptedIn", "DaemonSetPod", "MirrorPod", "BarePod", "SystemCritical"})
 
@@ -68,7 +71,9 @@ class ClusterWrites(Protocol):
 
     def post_event(
         self, pod: PodRef, kind: str, reason: str, message: str, component: str
-    ) -> None: ...
+    ) -> str: ...
+
+    def repeat_event(self, namespace: str, name: str, count: int) -> bool: ...
 
 
 def describe(move: Move) -> str:
@@ -82,6 +87,9 @@ class Evictor:
     def __init__(self, kube: ClusterWrites, cooldown: float) -> None:
         self.kube = kube
         self.cooldown = cooldown
+        # Events posted, by what they say: a repeat counts up the first one, as
+        # client-go's recorder aggregates, instead of posting a copy each cycle.
+        self._posted: OrderedDict[tuple[PodRef, str, str], tuple[str, int]] = OrderedDict()
 
     def execute(
         self,
@@ -100,8 +108,10 @@ class Evictor:
         }
         for owner in opted.values():
             stamps[owner.scaler] = owner.annotations.get(REBALANCED_AT)
+        tainted, moved_from = set(), set()
         for move in plan.moves:
-            self._taint(move.source)
+            if self._taint(move.source):
+                tainted.add(move.source)
             # The stamps are written before the eviction, not after: a crash in
             # between then costs one settle without a move, never a second
             # move of the same workload or node after a restart.
@@ -123,7 +133,12 @@ class Evictor:
             failpoints.reach("evict:after")
             metrics.EVICTIONS.labels("Evicted").inc()
             evicted.append(move.pod)
+            moved_from.add(move.source)
             self.event(move.pod, "Evicted", f"rebalanced: {describe(move)}")
+        # A node tainted this cycle whose every move a PDB refused has no
+        # replacement to steer away: the taint would only keep pods off it.
+        for node in tainted - moved_from:
+            self._untaint(node)
         return CycleReport(plan, tuple(evicted), tuple(blocked))
 
     def dry_run(self, plan: Plan) -> CycleReport:
@@ -149,10 +164,21 @@ class Evictor:
 
     def event(self, pod: PodRef, reason: str, message: str) -> None:
         kind = "Warning" if reason == "EvictionFailed" else "Normal"
+        said = (pod, reason, message)
         try:
-            self.kube.post_event(pod, kind, reason, message, COMPONENT)
+            earlier = self._posted.get(said)
+            if earlier is not None:
+                name, count = earlier
+                if self.kube.repeat_event(pod.namespace, name, count + 1):
+                    self._posted[said] = (name, count + 1)
+                    self._posted.move_to_end(said)
+                    return
+            self._posted[said] = (self.kube.post_event(pod, kind, reason, message, COMPONENT), 1)
         except ApiException as error:
             log.warning("could not post event %s on %s: %s", reason, pod, error.reason)
+            return
+        while len(self._posted) > REMEMBERED_EVENTS:
+            self._posted.popitem(last=False)
 
     def _stamp(
         self,
@@ -190,10 +216,17 @@ class Evictor:
             else:
                 stamps[target] = earlier
 
-    def _taint(self, node_name: str) -> None:
+    def _taint(self, node_name: str) -> bool:
+        """Taint the node as draining; False when it already was."""
         node = self.kube.read_node(node_name)
         taints = list((node.spec.taints if node.spec else None) or [])
         if any(t.key == DRAINING_TAINT for t in taints):
-            return
+            return False
         taints.append(client.V1Taint(key=DRAINING_TAINT, effect="PreferNoSchedule", value="true"))
         self.kube.set_taints(node_name, taints)
+        return True
+
+    def _untaint(self, node_name: str) -> None:
+        node = self.kube.read_node(node_name)
+        taints = list((node.spec.taints if node.spec else None) or [])
+        self.kube.set_taints(node_name, [t for t in taints if t.key != DRAINING_TAINT])

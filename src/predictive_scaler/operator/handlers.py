@@ -352,7 +352,18 @@ def _in_shard(labels: kopf.Labels, memo: kopf.Memo, **_: Any) -> bool:
     return state.in_shard(labels)
 
 
-@kopf.daemon(GROUP, VERSION, PLURAL, id="evaluate", cancellation_timeout=10.0, when=_in_shard)
+# A deleted object's loop is asked to stop (the `stopped` flag, which it waits
+# on between turns) and given a few seconds to finish a turn under way; only
+# then is it cancelled, which kopf reports as a warning.
+@kopf.daemon(
+    GROUP,
+    VERSION,
+    PLURAL,
+    id="evaluate",
+    cancellation_backoff=5.0,
+    cancellation_timeout=10.0,
+    when=_in_shard,
+)
 async def evaluate(
     *,
     body: kopf.Body,

@@ -254,8 +254,8 @@ class Kubernetes:
             body,  # type: ignore[arg-type]
         )
 
-    def post_event(self, pod: PodRef, kind: str, reason: str, message: str, component: str) -> None:
-        """An Event about a pod (kopf's event API serves the objects its handlers hold)."""
+    def post_event(self, pod: PodRef, kind: str, reason: str, message: str, component: str) -> str:
+        """An Event about a pod, and its name (kopf's event API serves only its handlers)."""
         now = datetime.datetime.now(datetime.UTC)
         body = {
             "metadata": {"generateName": f"{pod.name}.", "namespace": pod.namespace},
@@ -273,7 +273,21 @@ class Kubernetes:
             "lastTimestamp": now,
             "count": 1,
         }
-        client.CoreV1Api(self.api).create_namespaced_event(pod.namespace, body)  # type: ignore[arg-type]
+        created = client.CoreV1Api(self.api).create_namespaced_event(pod.namespace, body)  # type: ignore[arg-type]
+        return str(created.metadata.name) if created.metadata else ""
+
+    def repeat_event(self, namespace: str, name: str, count: int) -> bool:
+        """Count an Event that happened again; False when it has expired (a new one is due)."""
+        now = datetime.datetime.now(datetime.UTC)
+        try:
+            client.CoreV1Api(self.api).patch_namespaced_event(
+                name, namespace, {"count": count, "lastTimestamp": now}
+            )
+        except ApiException as error:
+            if error.status == 404:
+                return False
+            raise
+        return True
 
     def release_if_crd_deleted(self, namespaces: tuple[str, ...], shard: str = "") -> list[str]:
         """Remove our finalizer from every object once their CRD is being deleted.

@@ -15,6 +15,7 @@ from dataclasses import replace
 from kubernetes import client
 
 from predictive_scaler.operator import metrics
+from predictive_scaler.operator.conditions import cannot_act
 from predictive_scaler.operator.evictor import (
     DRAINING_TAINT,
     REBALANCED_AT,
@@ -86,7 +87,9 @@ class Rebalancer:
             namespace = meta.get("namespace", "")
             if self.settings.namespaces and namespace not in self.settings.namespaces:
                 continue
-            if spec.get("rebalance", {}).get("enabled"):
+            # A refused object (a foreign query, a lost conflict) owns nothing to move.
+            blocked = cannot_act((item.get("status") or {}).get("conditions") or [])
+            if spec.get("rebalance", {}).get("enabled") and not blocked:
                 ref = spec.get("scaleTargetRef", {})
                 workload = WorkloadRef(namespace, str(ref.get("kind")), str(ref.get("name")))
                 opted[workload] = OptedIn(

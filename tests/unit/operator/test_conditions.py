@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from predictive_scaler.forecasting import Forecast
 from predictive_scaler.forecasting.seasons import DAY, WEEK, SeasonKnowledge
@@ -10,6 +11,7 @@ from predictive_scaler.operator.conditions import (
     Lateness,
     Observation,
     blocked,
+    cannot_act,
     lateness_condition,
     merge,
     observed,
@@ -150,3 +152,18 @@ def test_evaluations_are_late_only_after_several_late_turns_and_say_why() -> Non
     assert not own.healthy
     assert Lateness(5.1, 0.0, 10.0, 1, 0.0).late
     assert not Lateness(5.0, 0.0, 10.0, 0, 0.0).late
+
+
+@pytest.mark.parametrize(
+    ("ready", "blocked"),
+    [
+        ({"type": "Ready", "status": "False", "reason": "QueryOutsideNamespace"}, True),
+        ({"type": "Ready", "status": "False", "reason": "ConflictingAutoscaler"}, True),
+        # Metrics failing for a while: the object still owns its workload.
+        ({"type": "Ready", "status": "False", "reason": "Timeout"}, False),
+        ({"type": "Ready", "status": "True", "reason": "Evaluated"}, False),
+    ],
+)
+def test_a_blocked_object_cannot_act_on_its_workload(ready: dict[str, str], blocked: bool) -> None:
+    assert cannot_act([{"type": "MetricsAvailable", "status": "True"}, ready]) is blocked
+    assert cannot_act([]) is False

@@ -29,6 +29,7 @@ class FakeCluster:
     calls: list[tuple[str, object]] = field(default_factory=list)
     annotations: dict[NodeRef | ScalerRef, str | None] = field(default_factory=dict)
     events: list[tuple[PodRef, str, str]] = field(default_factory=list)
+    repeats: list[tuple[str, int]] = field(default_factory=list)
 
     def evict(self, pod: PodRef) -> None:
         self.calls.append(("evict", pod))
@@ -50,8 +51,13 @@ class FakeCluster:
         self.calls.append(("taint", node))
         self.taints[node] = list(taints)
 
-    def post_event(self, pod: PodRef, kind: str, reason: str, message: str, component: str) -> None:
+    def post_event(self, pod: PodRef, kind: str, reason: str, message: str, component: str) -> str:
         self.events.append((pod, kind, reason))
+        return f"event-{len(self.events)}"
+
+    def repeat_event(self, namespace: str, name: str, count: int) -> bool:
+        self.repeats.append((name, count))
+        return True
 
 
 def move(pod: str, source: str = "hot", destination: str = "cool") -> Move:
@@ -82,6 +88,24 @@ def test_a_move_taints_its_source_and_stamps_before_it_evicts() -> None:
         SCALER: "1000/1000",
     }
     assert cluster.events == [(PodRef("shop", "web-a"), "Normal", "Evicted")]
+
+
+def test_a_node_whose_every_move_a_pdb_refused_keeps_no_draining_taint() -> None:
+    cluster = FakeCluster(protected={PodRef("shop", "web-a"), PodRef("shop", "web-b")})
+    two = plan(move("web-a"), move("web-b"))
+    report = Evictor(cluster, COOLDOWN).execute(two, OPTED, 1000.0, [])
+    assert report.evicted == ()
+    assert cluster.taints["hot"] == []
+
+
+def test_an_event_said_again_is_counted_not_posted_again() -> None:
+    cluster = FakeCluster()
+    evictor = Evictor(cluster, COOLDOWN)
+    skipped = plan(skipped=(Skipped(PodRef("shop", "web-c"), "hot", "NoDestination"),))
+    for _ in range(3):
+        evictor.report_skipped(skipped)
+    assert [reason for _, _, reason in cluster.events] == ["RebalanceSkipped"]
+    assert cluster.repeats == [("event-1", 2), ("event-1", 3)]
 
 
 def test_a_pdb_refusal_puts_the_stamps_back_and_the_next_move_extends_the_streak() -> None:
