@@ -17,7 +17,7 @@ from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.demo.process import OperatorProcess
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.hostile import REFUSED
-from tests.fixtures.operator import events_for, read_status, scaler, wait_condition
+from tests.fixtures.operator import events_for, hold_for, read_status, scaler, wait_condition
 
 CORPUS_MINIMUM = 30
 
@@ -140,5 +140,56 @@ def test_objects_only_the_operator_can_judge_get_conditions_and_harm_nothing(
         assert scale.spec.replicas == 2  # no hostile object moved the shared target
         assert operator.alive()
         assert "Traceback" not in operator.log.read_text()
+    finally:
+        driver.stop()
+
+
+def pod_names(core_v1: client.CoreV1Api, namespace: str) -> set[str]:
+    return {
+        str(p.metadata.name) for p in core_v1.list_namespaced_pod(namespace).items if p.metadata
+    }
+
+
+def test_a_replicaset_its_deployment_controls_is_refused_not_fought_over(
+    operator: OperatorProcess,
+    custom_objects: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    apps_v1: client.AppsV1Api,
+    namespace: str,
+) -> None:
+    create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
+
+    def replica_sets() -> list[client.V1ReplicaSet]:
+        return list(apps_v1.list_namespaced_replica_set(namespace).items)
+
+    wait_for(lambda: len(replica_sets()) == 1, what="the Deployment's ReplicaSet")
+    (owned,) = replica_sets()
+    assert owned.metadata is not None
+    name = str(owned.metadata.name)
+    # Load that would need 4 replicas: an operator scaling the ReplicaSet and the
+    # Deployment controller scaling it back would create and delete pods all along.
+    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 2.0)
+    driver.start()
+    try:
+        body = scaler("on-rs", name, metric={"resource": "cpu", "targetPerReplica": "500m"})
+        body["spec"]["scaleTargetRef"] = {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": name,
+        }
+        custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+        refused = wait_condition(
+            custom_objects, namespace, "on-rs", "Ready", "False", "TargetControlled"
+        )
+        assert f"ReplicaSet/{name} is controlled by Deployment/web" in refused["message"]
+        pods_before = pod_names(core_v1, namespace)
+
+        def nothing_fought() -> None:
+            current = apps_v1.read_namespaced_replica_set(name, namespace)
+            assert current.spec is not None
+            assert current.spec.replicas == 2
+            assert pod_names(core_v1, namespace) == pods_before
+
+        hold_for(10.0, nothing_fought)
     finally:
         driver.stop()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -50,6 +50,25 @@ class TargetNotFoundError(TargetError):
 
 class TargetNotScalableError(TargetError):
     reason = "TargetNotScalable"
+
+
+class TargetControlledError(TargetError):
+    reason = "TargetControlled"
+
+
+def _refuse_controlled(target: ScaleTargetRef, owners: Iterable[tuple[bool, str, str]]) -> None:
+    """A target its controller keeps (a Deployment's ReplicaSet) would be fought over.
+
+    ``owners`` are the target's owner references as (controller, kind, name).
+    A controlling owner manages the whole object, its replicas included: the
+    only rule that holds for owners nobody here knows.
+    """
+    for controller, kind, name in owners:
+        if controller:
+            raise TargetControlledError(
+                f"{target.describe()} is controlled by {kind}/{name}, which sets its replicas "
+                f"and would undo this object's: target {kind}/{name} instead"
+            )
 
 
 @dataclass(frozen=True)
@@ -133,6 +152,8 @@ class Kubernetes:
                     f"{target.describe()} not found in namespace {namespace}"
                 ) from None
             raise
+        references = (workload.metadata.owner_references if workload.metadata else None) or []
+        _refuse_controlled(target, ((bool(r.controller), r.kind, r.name) for r in references))
         spec, status = workload.spec, workload.status
         replicas = spec.replicas if spec is not None and spec.replicas is not None else 0
         ready = status.ready_replicas if status is not None and status.ready_replicas else 0
@@ -156,17 +177,25 @@ class Kubernetes:
         return resource, scale
 
     def _read_any_scale(self, namespace: str, target: ScaleTargetRef) -> Scale:
-        resource, scale = self._scalable(target)
+        resource, scale_resource = self._scalable(target)
         try:
-            found = scale.get(name=target.name, namespace=namespace)
-            owner = resource.get(name=target.name, namespace=namespace)
+            scale = scale_resource.get(name=target.name, namespace=namespace).to_dict()
+            workload = resource.get(name=target.name, namespace=namespace).to_dict()
         except NotFoundError:
             raise TargetNotFoundError(
                 f"{target.describe()} not found in namespace {namespace}"
             ) from None
-        replicas = int(found.spec.replicas or 0)
-        selector = str(found.status.selector or "")
-        ready = (owner.status or {}).get("readyReplicas") if owner.status else None
+        references = (workload.get("metadata") or {}).get("ownerReferences") or []
+        _refuse_controlled(
+            target,
+            (
+                (bool(r.get("controller")), str(r.get("kind")), str(r.get("name")))
+                for r in references
+            ),
+        )
+        replicas = int((scale.get("spec") or {}).get("replicas") or 0)
+        selector = str((scale.get("status") or {}).get("selector") or "")
+        ready = (workload.get("status") or {}).get("readyReplicas")
         if ready is None:
             ready = sum(_is_ready(pod) for pod in self.list_pods(namespace, selector))
         return Scale(replicas, int(ready), selector)
