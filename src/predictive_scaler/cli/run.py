@@ -38,6 +38,7 @@ HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_LIVENESS_PORT        liveness endpoint port, path /healthz (8080)
   PREDICTIVE_SCALER_SCRAPE_INTERVAL      Prometheus's scrape interval, sizes rate() windows (30s)
   PREDICTIVE_SCALER_QUERY_TIMEOUT        timeout of one Prometheus query (10s)
+  PREDICTIVE_SCALER_QUERY_MAX_SAMPLES    samples of a series one object's query may read (1e7)
   PREDICTIVE_SCALER_EVALUATION_WORKERS   threads evaluating objects, fairly by namespace (4)
   PREDICTIVE_SCALER_SELECTION_WORKERS    processes selecting models (cores of the CPU limit)
   PREDICTIVE_SCALER_EVALUATION_BUDGET    wall time of one evaluation; bounds its queries (10s)

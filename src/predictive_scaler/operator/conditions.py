@@ -133,6 +133,7 @@ CANNOT_ACT = frozenset(
         "InvalidSpec",
         "InvalidQuery",
         "QueryOutsideNamespace",
+        "QueryTooExpensive",
         "UnsupportedMetric",
         "ConflictingAutoscaler",
         "TargetNotFound",

@@ -13,4 +13,10 @@ from predictive_scaler.operator.sources import MetricSource
 def metric_source(settings: OperatorSettings, api: client.ApiClient) -> MetricSource:
     if settings.metrics_source == "metrics-api":
         return MetricsApiSource(api, settings.query_timeout)
-    return PrometheusSource(settings.prometheus, settings.query_timeout, settings.min_rate_window)
+    return PrometheusSource(
+        settings.prometheus,
+        settings.query_timeout,
+        settings.min_rate_window,
+        scrape_interval=settings.scrape_interval,
+        max_samples=settings.query_max_samples,
+    )

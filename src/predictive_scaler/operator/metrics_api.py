@@ -141,8 +141,8 @@ class MetricsApiSource:
         del seconds
         return self
 
-    def refusal(self, series: LoadSeries, *, confine: bool) -> Refusal | None:
-        del confine  # every read is of the object's own pods
+    def refusal(self, series: LoadSeries, *, confine: bool, points: int) -> Refusal | None:
+        del confine, points  # every read is of the object's own pods, from the record
         if series.resource is None:
             return Refusal(
                 "UnsupportedMetric",

@@ -27,6 +27,7 @@ from prometheus_api_client.exceptions import PrometheusApiClientException
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.operator import metrics
+from predictive_scaler.operator.query_cost import query_cost
 from predictive_scaler.operator.query_scope import query_problem
 from predictive_scaler.operator.resource import ScaleTargetRef
 from predictive_scaler.operator.sources import (
@@ -118,6 +119,9 @@ class PrometheusSource:
     url: str
     timeout: float
     rate_window: float = 60.0
+    scrape_interval: float = 15.0
+    # Samples of one series a tenant's query may read per range query (query_cost).
+    max_samples: int = 10_000_000
     # One client, and so one requests.Session and its kept-alive connections,
     # per evaluation thread (a Session is not meant to be shared across
     # threads): at 1,000 objects a new connection per query was about 4 % of the
@@ -134,11 +138,23 @@ class PrometheusSource:
     def with_timeout(self, seconds: float) -> Self:
         return dataclasses.replace(self, timeout=seconds)
 
-    def refusal(self, series: LoadSeries, *, confine: bool) -> Refusal | None:
+    def refusal(self, series: LoadSeries, *, confine: bool, points: int) -> Refusal | None:
         if series.query is None:
             return None
         problem = query_problem(series.query, series.namespace, confine=confine)
-        return None if problem is None else Refusal(problem.reason, problem.message)
+        if problem is not None:
+            return Refusal(problem.reason, problem.message)
+        cost = query_cost(series.query, points, self.scrape_interval)
+        if cost.samples <= self.max_samples:
+            return None
+        worst = f" (most of it in the subquery {cost.costliest})" if cost.costliest else ""
+        return Refusal(
+            "QueryTooExpensive",
+            f"spec.metric.query reads about {cost.samples:.2g} samples of each series for "
+            f"{points:,} points{worst}; the budget is {self.max_samples:,} "
+            f"(PREDICTIVE_SCALER_QUERY_MAX_SAMPLES): shorten its ranges, widen its subquery "
+            "steps, or read fewer points (spec.forecast.history, longHistory)",
+        )
 
     def samples(self, series: LoadSeries, *, step: float, start: float, end: float) -> FloatArray:
         return self.query_samples(load_query(series), step=step, start=start, end=end)
@@ -172,6 +188,7 @@ class PrometheusSource:
                 start_time=_utc(start),
                 end_time=_utc(end),
                 step=prometheus_seconds(step),
+                params=self._server_timeout(),
                 timeout=self.timeout,
             )
         if len(series) > 1:
@@ -181,6 +198,10 @@ class PrometheusSource:
                 f"the query returns {len(series)} series, it must return one (first: {labels})",
             )
         return [(float(t), float(v)) for t, v in (series[0]["values"] if series else ())]
+
+    def _server_timeout(self) -> dict[str, str]:
+        """Prometheus's own ``timeout``: it stops evaluating when this client gives up."""
+        return {"timeout": prometheus_seconds(self.timeout)}
 
     @contextlib.contextmanager
     def _request(self) -> Iterator[None]:
@@ -236,7 +257,9 @@ class PrometheusSource:
 
     def _instant(self, query: str) -> list[dict[str, Any]]:
         with self._request():
-            found: list[dict[str, Any]] = self._client().custom_query(query, timeout=self.timeout)
+            found: list[dict[str, Any]] = self._client().custom_query(
+                query, params=self._server_timeout(), timeout=self.timeout
+            )
         return found
 
     def _recent_range(self, query: str, step: float, points: int) -> list[dict[str, Any]]:
@@ -247,6 +270,7 @@ class PrometheusSource:
                 start_time=_utc(end - (points - 1) * step),
                 end_time=_utc(end),
                 step=prometheus_seconds(step),
+                params=self._server_timeout(),
                 timeout=self.timeout,
             )
         return found

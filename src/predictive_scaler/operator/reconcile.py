@@ -45,7 +45,7 @@ from predictive_scaler.operator.resource import Fallback, Mode, PredictiveScaler
 from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
-from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource
+from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource, Refusal
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide
 from predictive_scaler.simulation.shadow import (
     Observed,
@@ -196,8 +196,7 @@ class Evaluator:
             scaling_spec = spec.scaling_spec()
         except (ValidationError, ValueError) as error:
             return blocked_by("InvalidSpec", str(error))
-        confine = not self.settings.cross_namespace_queries
-        refusal = self.source.refusal(self._load(ref.namespace, spec), confine=confine)
+        refusal = self._refusal(ref, spec)
         if refusal is not None:
             return blocked_by(refusal.reason, refusal.message)
         target = spec.scale_target_ref
@@ -280,6 +279,14 @@ class Evaluator:
             functools.partial(publish, ref.namespace, ref.name, decision, published, runtime)
         )
         return dataclasses.replace(evaluation, publications=tuple(later))
+
+    def _refusal(self, ref: ObjectRef, spec: PredictiveScalerSpec) -> Refusal | None:
+        """Why the metric source will never read this object's load (scope, cost, kind)."""
+        return self.source.refusal(
+            self._load(ref.namespace, spec),
+            confine=not self.settings.cross_namespace_queries,
+            points=max(spec.forecast.history_points, spec.forecast.long_history_points),
+        )
 
     def _load(self, namespace: str, spec: PredictiveScalerSpec, selector: str = "") -> LoadSeries:
         """The object's load at its own step, as the recent history reads it."""

@@ -58,6 +58,7 @@ VARIABLES = {
     "liveness_port": f"{PREFIX}LIVENESS_PORT",
     "scrape_interval": f"{PREFIX}SCRAPE_INTERVAL",
     "query_timeout": f"{PREFIX}QUERY_TIMEOUT",
+    "query_max_samples": f"{PREFIX}QUERY_MAX_SAMPLES",
     "evaluation_workers": f"{PREFIX}EVALUATION_WORKERS",
     "selection_workers": f"{PREFIX}SELECTION_WORKERS",
     "evaluation_budget": f"{PREFIX}EVALUATION_BUDGET",
@@ -106,6 +107,9 @@ class OperatorSettings(BaseModel):
     # Prometheus's scrape interval: a rate() window needs several samples.
     scrape_interval: float = Field(default=30.0, gt=0)
     query_timeout: float = Field(default=10.0, gt=0)
+    # Samples of one series a PredictiveScaler's own query may read per range
+    # query, estimated from its ranges and subqueries (operator.query_cost).
+    query_max_samples: int = Field(default=10_000_000, ge=1_000)
     # Threads that evaluate objects: mostly waiting on Prometheus and the API server.
     evaluation_workers: int = Field(default=4, ge=1, le=64)
     # Processes that select and fit models; 0: one per core the CPU limit allows.

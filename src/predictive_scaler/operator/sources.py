@@ -92,8 +92,11 @@ class MetricSource(Protocol):
         """The same source, its requests bounded by ``seconds`` (an evaluation's budget left)."""
         ...
 
-    def refusal(self, series: LoadSeries, *, confine: bool) -> Refusal | None:
-        """Why this source will never read ``series`` (``confine``: its namespace only)."""
+    def refusal(self, series: LoadSeries, *, confine: bool, points: int) -> Refusal | None:
+        """Why this source will never read ``series`` (``confine``: its namespace only).
+
+        ``points`` is the most points one read of it asks for (the longer window).
+        """
         ...
 
     def samples(self, series: LoadSeries, *, step: float, start: float, end: float) -> FloatArray:

@@ -78,7 +78,7 @@ class FakeSource:
     def with_timeout(self, seconds: float) -> Self:
         return self
 
-    def refusal(self, series: LoadSeries, *, confine: bool) -> Refusal | None:
+    def refusal(self, series: LoadSeries, *, confine: bool, points: int) -> Refusal | None:
         return self.refused
 
     def samples(self, series: LoadSeries, *, step: float, start: float, end: float) -> FloatArray:
@@ -241,3 +241,14 @@ def test_a_window_beyond_any_date_is_an_invalid_spec() -> None:
     evaluation = evaluate(FakeWorkloads(), FakeSource(), body)
     assert conditions(evaluation)["Ready"] == ("False", "InvalidSpec")
     assert "spec.forecast.history" in evaluation.status["decision"]
+
+
+def test_a_query_too_expensive_for_prometheus_is_refused_before_it_is_sent() -> None:
+    attack = 'max_over_time(sum(rate(x{namespace="shop"}[8s]))[30d:10ms])'
+    body = spec(metric={"query": attack, "targetPerReplica": "1"})
+    prometheus = PrometheusSource("http://127.0.0.1:9", 1.0, scrape_interval=2.0)
+    evaluation = evaluate(FakeWorkloads(), prometheus, body)
+    assert conditions(evaluation)["Ready"] == ("False", "QueryTooExpensive")
+    message = evaluation.status["decision"]
+    assert "PREDICTIVE_SCALER_QUERY_MAX_SAMPLES" in message
+    assert "[30d:10ms]" in message

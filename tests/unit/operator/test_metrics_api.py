@@ -113,11 +113,11 @@ def test_an_objects_load_is_its_own_pods_summed_at_every_poll() -> None:
 
 def test_a_query_is_refused_and_a_stale_record_says_why() -> None:
     source, clock = source_at(1_000.0)
-    refusal = source.refusal(series(query="up"), confine=True)
+    refusal = source.refusal(series(query="up"), confine=True, points=361)
     assert refusal is not None
     assert refusal.reason == "UnsupportedMetric"
     assert "spec.metric.query needs Prometheus" in refusal.message
-    assert source.refusal(series(), confine=True) is None
+    assert source.refusal(series(), confine=True, points=361) is None
     with pytest.raises(MetricsError, match="has not answered"):
         source.usage()  # never polled
     source.poll([], [node("n1", 1.0)])
