@@ -17,7 +17,7 @@ import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.promclient import connect
 from predictive_scaler_dev.demo.load import LoadDriver
-from tests.fixtures.cluster import create_deployment, wait_for
+from tests.fixtures.cluster import wait_for
 from tests.fixtures.operator import (
     StartOperator,
     condition,
@@ -47,76 +47,69 @@ def cheap_query_seconds(url: str, repeats: int = 30) -> float:
 def test_queries_beyond_the_budget_are_refused_and_slow_nobody(
     local_cluster: local.LocalCluster,
     start_operator: StartOperator,
-    core_v1: client.CoreV1Api,
-    apps_v1: client.AppsV1Api,
+    steady_load: LoadDriver,
     custom_objects: client.CustomObjectsApi,
     namespace: str,
 ) -> None:
-    create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.0)
-    driver.start()
-    try:
-        idle = cheap_query_seconds(local_cluster.prometheus_url)
-        operator = start_operator(
-            {
-                "PREDICTIVE_SCALER_REBALANCE_MODE": "DryRun",
-                "PREDICTIVE_SCALER_REBALANCE_INTERVAL": f"{REBALANCE_SECONDS:g}s",
-            }
-        )
-        calm = scaler(
-            "calm",
+    idle = cheap_query_seconds(local_cluster.prometheus_url)
+    operator = start_operator(
+        {
+            "PREDICTIVE_SCALER_REBALANCE_MODE": "DryRun",
+            "PREDICTIVE_SCALER_REBALANCE_INTERVAL": f"{REBALANCE_SECONDS:g}s",
+        }
+    )
+    calm = scaler(
+        "calm",
+        "web",
+        metric={"resource": "cpu", "targetPerReplica": "500m"},
+        mode="DryRun",
+        syncPeriod=f"{SYNC_SECONDS:g}s",
+    )
+    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, calm)
+    attack = (
+        "max_over_time(sum(rate(container_cpu_usage_seconds_total"
+        f'{{namespace="{namespace}"}}[8s]))[30d:10ms])'
+    )
+    for index in range(EXPENSIVE):
+        body = scaler(
+            f"expensive-{index}",
             "web",
-            metric={"resource": "cpu", "targetPerReplica": "500m"},
+            metric={"query": attack, "targetPerReplica": "1"},
             mode="DryRun",
             syncPeriod=f"{SYNC_SECONDS:g}s",
         )
-        custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, calm)
-        attack = (
-            "max_over_time(sum(rate(container_cpu_usage_seconds_total"
-            f'{{namespace="{namespace}"}}[8s]))[30d:10ms])'
+        custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    for index in range(EXPENSIVE):
+        refused = wait_condition(
+            custom_objects,
+            namespace,
+            f"expensive-{index}",
+            "Ready",
+            "False",
+            "QueryTooExpensive",
         )
-        for index in range(EXPENSIVE):
-            body = scaler(
-                f"expensive-{index}",
-                "web",
-                metric={"query": attack, "targetPerReplica": "1"},
-                mode="DryRun",
-                syncPeriod=f"{SYNC_SECONDS:g}s",
-            )
-            custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
-        for index in range(EXPENSIVE):
-            refused = wait_condition(
-                custom_objects,
-                namespace,
-                f"expensive-{index}",
-                "Ready",
-                "False",
-                "QueryTooExpensive",
-            )
-            assert "PREDICTIVE_SCALER_QUERY_MAX_SAMPLES" in refused["message"]
-        wait_condition(custom_objects, namespace, "calm", "Ready", "True")
+        assert "PREDICTIVE_SCALER_QUERY_MAX_SAMPLES" in refused["message"]
+    wait_condition(custom_objects, namespace, "calm", "Ready", "True")
 
-        def cycles() -> float:
-            found = samples(operator, "predictive_scaler_rebalance_duration_seconds_count")
-            return sum(found.values())
+    def cycles() -> float:
+        found = samples(operator, "predictive_scaler_rebalance_duration_seconds_count")
+        return sum(found.values())
 
-        def rebalance_errors() -> float:
-            found = samples(operator, "predictive_scaler_reconcile_errors_total")
-            return sum(v for labels, v in found.items() if dict(labels).get("loop") == "rebalance")
+    def rebalance_errors() -> float:
+        found = samples(operator, "predictive_scaler_reconcile_errors_total")
+        return sum(v for labels, v in found.items() if dict(labels).get("loop") == "rebalance")
 
-        before, errors_before = cycles(), rebalance_errors()
-        busy = cheap_query_seconds(local_cluster.prometheus_url)
-        # The expensive queries are never sent: a cheap one is as fast as when idle
-        # (a 5 ms allowance for a loaded machine's timer noise on sub-millisecond figures).
-        assert busy <= 2 * idle + 0.005, (idle, busy)
+    before, errors_before = cycles(), rebalance_errors()
+    busy = cheap_query_seconds(local_cluster.prometheus_url)
+    # The expensive queries are never sent: a cheap one is as fast as when idle
+    # (a 5 ms allowance for a loaded machine's timer noise on sub-millisecond figures).
+    assert busy <= 2 * idle + 0.005, (idle, busy)
 
-        def calm_on_time() -> None:
-            late = condition(read_status(custom_objects, namespace, "calm"), "EvaluationsLate")
-            assert late.get("status") != "True", late
+    def calm_on_time() -> None:
+        late = condition(read_status(custom_objects, namespace, "calm"), "EvaluationsLate")
+        assert late.get("status") != "True", late
 
-        hold_for(5 * SYNC_SECONDS, calm_on_time)
-        # The rebalancer kept its rhythm and never failed on a slow Prometheus.
-        wait_for(lambda: cycles() >= before + 2, timeout=4 * REBALANCE_SECONDS + 30)
-        assert rebalance_errors() == errors_before
-    finally:
-        driver.stop()
+    hold_for(5 * SYNC_SECONDS, calm_on_time)
+    # The rebalancer kept its rhythm and never failed on a slow Prometheus.
+    wait_for(lambda: cycles() >= before + 2, timeout=4 * REBALANCE_SECONDS + 30)
+    assert rebalance_errors() == errors_before
