@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from predictive_scaler.operator.prometheus import prometheus_seconds
 from predictive_scaler.operator.query_cost import DEFAULT_SUBQUERY_STEP, query_cost
 
 pytestmark = pytest.mark.unit
@@ -38,3 +39,11 @@ def test_a_subquery_without_a_step_runs_at_the_global_evaluation_interval() -> N
     cost = query_cost("avg_over_time(up[1h:])", points=10, scrape_interval=15.0)
     assert cost.samples == 10 * round(3600 / DEFAULT_SUBQUERY_STEP)
     assert cost.costliest == "[1h:]"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "sent"), [(60.0, "60s"), (0.5, "0.5s"), (3_600_000_000.0, "3600000000s")]
+)
+def test_durations_reach_prometheus_as_plain_seconds(seconds: float, sent: str) -> None:
+    # f"{seconds:g}s" once sent 3.6e+09s, which Prometheus refuses.
+    assert prometheus_seconds(seconds) == sent
