@@ -161,7 +161,11 @@ def test_a_backfilled_daily_season_is_found_used_and_its_absence_explained(
         cold_status = read_status(custom_objects, namespace, "cold")
         assert cold_status["forecast"]["seasons"]["waitingFor"] == "24h"
         assert condition(cold_status, "Ready")["status"] == "True"  # it forecasts with what it has
-        assert "LearningSeasons" in {e.reason for e in events_for(core_v1, namespace, "cold")}
+        # kopf posts an evaluation's Events after its status is written, from a queue.
+        wait_for(
+            lambda: "LearningSeasons" in {e.reason for e in events_for(core_v1, namespace, "cold")},
+            what="the LearningSeasons Event",
+        )
         described = kubectl(local_cluster, "describe", "psc", "cold", "-n", namespace)
         assert "of the 2 days needed to learn the daily season" in described
 
