@@ -73,7 +73,7 @@ class ClusterWrites(Protocol):
         self, pod: PodRef, kind: str, reason: str, message: str, component: str
     ) -> str: ...
 
-    def repeat_event(self, namespace: str, name: str, count: int) -> bool: ...
+    def repeat_event(self, namespace: str, name: str, count: int, message: str) -> bool: ...
 
 
 def describe(move: Move) -> str:
@@ -87,9 +87,10 @@ class Evictor:
     def __init__(self, kube: ClusterWrites, cooldown: float) -> None:
         self.kube = kube
         self.cooldown = cooldown
-        # Events posted, by what they say: a repeat counts up the first one, as
-        # client-go's recorder aggregates, instead of posting a copy each cycle.
-        self._posted: OrderedDict[tuple[PodRef, str, str], tuple[str, int]] = OrderedDict()
+        # Events posted, by pod and reason: a repeat counts up the first one (its
+        # message the newest: a move's degree differs each cycle), as client-go's
+        # recorder aggregates similar Events, instead of posting a copy each cycle.
+        self._posted: OrderedDict[tuple[PodRef, str], tuple[str, int]] = OrderedDict()
 
     def execute(
         self,
@@ -164,12 +165,12 @@ class Evictor:
 
     def event(self, pod: PodRef, reason: str, message: str) -> None:
         kind = "Warning" if reason == "EvictionFailed" else "Normal"
-        said = (pod, reason, message)
+        said = (pod, reason)
         try:
             earlier = self._posted.get(said)
             if earlier is not None:
                 name, count = earlier
-                if self.kube.repeat_event(pod.namespace, name, count + 1):
+                if self.kube.repeat_event(pod.namespace, name, count + 1, message):
                     self._posted[said] = (name, count + 1)
                     self._posted.move_to_end(said)
                     return

@@ -305,12 +305,12 @@ class Kubernetes:
         created = client.CoreV1Api(self.api).create_namespaced_event(pod.namespace, body)  # type: ignore[arg-type]
         return str(created.metadata.name) if created.metadata else ""
 
-    def repeat_event(self, namespace: str, name: str, count: int) -> bool:
+    def repeat_event(self, namespace: str, name: str, count: int, message: str) -> bool:
         """Count an Event that happened again; False when it has expired (a new one is due)."""
         now = datetime.datetime.now(datetime.UTC)
         try:
             client.CoreV1Api(self.api).patch_namespaced_event(
-                name, namespace, {"count": count, "lastTimestamp": now}
+                name, namespace, {"count": count, "lastTimestamp": now, "message": message}
             )
         except ApiException as error:
             if error.status == 404:

@@ -55,7 +55,7 @@ class FakeCluster:
         self.events.append((pod, kind, reason))
         return f"event-{len(self.events)}"
 
-    def repeat_event(self, namespace: str, name: str, count: int) -> bool:
+    def repeat_event(self, namespace: str, name: str, count: int, message: str) -> bool:
         self.repeats.append((name, count))
         return True
 
@@ -96,6 +96,16 @@ def test_a_node_whose_every_move_a_pdb_refused_keeps_no_draining_taint() -> None
     report = Evictor(cluster, COOLDOWN).execute(two, OPTED, 1000.0, [])
     assert report.evicted == ()
     assert cluster.taints["hot"] == []
+
+
+def test_a_move_refused_again_with_another_degree_counts_up_its_first_event() -> None:
+    cluster = FakeCluster(protected={PodRef("shop", "web-a")})
+    evictor = Evictor(cluster, COOLDOWN)
+    for degree in (0.5, 0.4):
+        refused = Move(PodRef("shop", "web-a"), WEB, "hot", "cool", degree)
+        evictor.execute(plan(refused), OPTED, 1000.0, [])
+    assert [reason for _, _, reason in cluster.events] == ["EvictionBlocked"]
+    assert cluster.repeats == [("event-1", 2)]
 
 
 def test_an_event_said_again_is_counted_not_posted_again() -> None:
