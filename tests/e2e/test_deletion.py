@@ -84,3 +84,6 @@ def test_objects_deleted_mid_evaluation_leave_no_series(
     # An object is finalised once its loop has stopped and dropped its series:
     # nothing is left then, and no evaluation still in flight brings any back.
     hold_for(3 * SYNC_SECONDS, none_left)
+    # Each loop stopped by itself within its grace: kopf cancelled none of them.
+    cancelled = [line for line in operator.log.read_text().splitlines() if "is cancelled" in line]
+    assert cancelled == [], cancelled[:3]
