@@ -8,6 +8,7 @@ from kubernetes import client
 
 import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.rebalancer import DRAINING_TAINT, Rebalancer
+from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.localcluster.kube import running_pods
@@ -63,3 +64,56 @@ def test_dry_run_plans_and_reports_without_evicting(
     assert "Evicted" not in reasons
     node = core_v1.read_node(pool.hot)
     assert not any(t.key == DRAINING_TAINT for t in (node.spec.taints if node.spec else None) or [])
+
+
+def test_a_scaler_that_cannot_act_opts_its_workload_out(
+    local_cluster: local.LocalCluster,
+    crd: str,
+    kube_api: client.ApiClient,
+    kwok_nodes: KwokNodes,
+    core_v1: client.CoreV1Api,
+    apps_v1: client.AppsV1Api,
+    custom_objects: client.CustomObjectsApi,
+    namespace: str,
+    prometheus_query: PrometheusQuery,
+) -> None:
+    pool = skewed_pool(kwok_nodes, core_v1, apps_v1, custom_objects, namespace)
+    # What the operator writes for an object whose query reads another namespace.
+    refused = {
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "False",
+                "reason": "QueryOutsideNamespace",
+                "message": "spec.metric.query: every selector needs namespace=...",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        ]
+    }
+    custom_objects.patch_namespaced_custom_object_status(
+        GROUP, VERSION, namespace, PLURAL, "batch", {"status": refused}
+    )
+    driver = LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: 4.0)
+    driver.start()
+    try:
+        prometheus_query(
+            f'rate(node_cpu_usage_seconds_total{{node=~"{pool.hot}|{pool.cool}"}}[8s])',
+            lambda found: len(found) == 2 and max(s.value for s in found) > 3.0,
+        )
+        settings = OperatorSettings.from_environment(
+            {
+                "PROMETHEUS_URL": local_cluster.prometheus_url,
+                "PREDICTIVE_SCALER_NAMESPACES": namespace,
+                "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "2s",
+                "PREDICTIVE_SCALER_REBALANCE_MODE": "DryRun",
+                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool.label}",
+                "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
+            }
+        )
+        report = Rebalancer.from_settings(kube_api, settings).cycle(time.time())
+    finally:
+        driver.stop()
+    assert report.plan is not None
+    # The node is as hot as in the test above, but nothing on it is the blocked object's.
+    assert report.plan.moves == ()
+    assert report.plan.degree_before > 0.1
