@@ -39,8 +39,10 @@ def _exit_when_orphaned(parent: int) -> None:
 
 
 def _prepare_worker(operator: int) -> None:
-    # Ctrl-C reaches the whole process group; the operator stops the workers itself.
+    # Ctrl-C, and a SIGTERM sent to the process group, reach the workers too; the
+    # operator stops them itself, and a worker killed first would read as a crash.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     os.nice(WORKER_NICENESS)
     threading.Thread(
         target=_exit_when_orphaned, args=(operator,), name="orphan-check", daemon=True

@@ -86,3 +86,25 @@ def test_workers_leave_when_their_operator_is_killed() -> None:
     finally:
         operator.kill()
         operator.wait()
+
+
+def test_a_sigterm_to_the_process_group_leaves_the_workers_to_the_operator() -> None:
+    """Stopping a process group must not read as a crashed worker while the operator stops."""
+    series = seasonal_load(120)
+    request = RefreshRequest("naive", None, None, None, series, np.arange(series.size + 3.0), 3, 0)
+
+    async def select_after_sigterm() -> str:
+        workers = SelectionWorkers(1)
+        try:
+            await workers.select(request)
+            (worker,) = workers._pool._processes
+            os.kill(worker, signal.SIGTERM)
+            # The same worker, still there, selects again: no BrokenProcessPool.
+            outcome = await workers.select(request)
+            assert alive(worker)
+            assert set(workers._pool._processes) == {worker}
+        finally:
+            workers.shutdown()
+        return outcome.fitted.predict(3, 0.9).model
+
+    assert asyncio.run(select_after_sigterm()) == "naive"
