@@ -6,7 +6,8 @@ polls it in the background, every ``poll_seconds`` (metrics-server's own
 resolution, 15 s by default), and records each answer on the step grids the
 operator asks for: an object's load, each node's and each pod's CPU. A slot
 holds the mean of the answers within its step, and histories are served from
-that record. The record starts empty when the operator starts: until half of
+that record, an answer standing in for the empty slots just after it (as
+Prometheus's lookback does). The record starts empty when the operator starts: until half of
 an object's ``history`` is recorded it holds its replicas
 (``MissingMetrics``), so objects read this way want a short ``history``
 (minutes); the long history, and so the seasons, fill just as slowly. Only
@@ -56,6 +57,12 @@ DEFAULT_POLL_SECONDS = 15.0
 FORGET_AFTER_SECONDS = 3600.0
 # Polls that may fail in a row before reads say the record is stale.
 STALE_AFTER_POLLS = 3
+# How far an object's newest answer is carried into the slots after it, as
+# Prometheus carries a sample forward within its lookback: by the time a slot
+# is read its own answer may not be in yet, a poll and metrics-server's own
+# resolution (by default a poll's length) late. Without it the newest slot of
+# a short step is routinely empty and the load looks older than it is.
+LOOKBACK_POLLS = 2
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,16 @@ def _time(item: Mapping[str, Any], default: float) -> float:
     if not stamp:
         return default
     return datetime.datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+
+
+def carried_forward(values: FloatArray, slots: int) -> FloatArray:
+    """``values`` with each NaN after a finite value filled with it, up to ``slots`` slots on."""
+    positions = np.arange(values.size)
+    last = np.maximum.accumulate(np.where(np.isfinite(values), positions, -1))
+    fill = np.isnan(values) & (last >= 0) & (positions - last <= slots)
+    filled = values.copy()
+    filled[fill] = values[last[fill]]
+    return filled
 
 
 def _pod_usage(item: Mapping[str, Any]) -> dict[str, float]:
@@ -169,7 +186,10 @@ class MetricsApiSource:
         if not known and self._answer is not None:
             self._record_load(key, self._answer)  # the newest answer counts for a new object
         self._running()
-        return self.recorder.history(key, step=step, start=start, end=end, now=now)
+        recorded = self.recorder.history(key, step=step, start=start, end=end, now=now)
+        return carried_forward(
+            recorded, max(1, math.floor(LOOKBACK_POLLS * self.poll_seconds / step))
+        )
 
     def usage(self) -> Usage:
         answer = self._running()

@@ -13,6 +13,7 @@ from predictive_scaler.operator.metrics_api import (
     FORGET_AFTER_SECONDS,
     MetricsApiSource,
     _Load,
+    carried_forward,
 )
 from predictive_scaler.operator.recording import Grid, Recorder
 from predictive_scaler.operator.resource import MetricSpec, ScaleTargetRef
@@ -54,6 +55,25 @@ def test_an_answer_is_recorded_once_and_only_on_grids_asked_for() -> None:
     recorder.add(WEB, 108.0, 6.0, now=109.0)
     history = recorder.history(WEB, step=10.0, start=80.0, end=110.0, now=110.0)
     np.testing.assert_array_equal(history, [np.nan, np.nan, np.nan, 5.0])
+
+
+def test_an_answer_stands_for_the_empty_slots_after_it_within_the_lookback() -> None:
+    nan = np.nan
+    values = np.array([nan, 1.0, nan, nan, nan, 2.0, nan, 3.0, nan])
+    np.testing.assert_array_equal(
+        carried_forward(values, 2), [nan, 1.0, 1.0, 1.0, nan, 2.0, 2.0, 3.0, 3.0]
+    )
+    np.testing.assert_array_equal(carried_forward(np.full(3, nan), 2), [nan, nan, nan])
+
+
+def test_a_short_step_reads_a_fresh_newest_sample_between_polls() -> None:
+    """At a 15 s step, one poll per step: the slot being read has no answer yet."""
+    stamp = 1_800_000_000.0  # 2027-01-15T08:00:00Z, when metrics-server measured
+    source, clock = source_at(stamp + 12)
+    source.poll([pod("web-a", 1.5, {"app": "web"})], [])
+    clock.now = stamp + 16  # the next step began; metrics-server has nothing newer yet
+    values = source.samples(series(), step=15.0, start=stamp - 45, end=stamp + 15)
+    np.testing.assert_allclose(values, [np.nan, np.nan, np.nan, 1.5, 1.5], equal_nan=True)
 
 
 class Clock:
@@ -99,8 +119,9 @@ def test_an_objects_load_is_its_own_pods_summed_at_every_poll() -> None:
     source.poll(pods, [node("n1", 2.0)])
     asked = series()
     first = source.samples(asked, step=10.0, start=stamp - 30, end=stamp + 10)
-    # A new object counts the newest answer at once (stamped when its pods were measured).
-    np.testing.assert_allclose(first, [np.nan, np.nan, np.nan, 0.75, np.nan], equal_nan=True)
+    # A new object counts the newest answer at once (stamped when its pods were measured),
+    # and it stands for the slot after it, whose own answer is not in yet.
+    np.testing.assert_allclose(first, [np.nan, np.nan, np.nan, 0.75, 0.75], equal_nan=True)
     clock.now += DEFAULT_POLL_SECONDS
     later = [dict(p, timestamp="2027-01-15T08:00:15Z") for p in pods[:2]]
     source.poll(later, [node("n1", 2.0)])
