@@ -3,7 +3,8 @@
 Users run the operator on workloads with days of history; the demo gives
 its scaler the same by backfilling the bundled trace from its first step to
 where the live replay begins, compressed like the replay (a trace step lasts
-``seconds_per_step``) and ending at the instant the load driver starts. It
+``seconds_per_step``) and ending at the instant the load driver's first
+tick has put the live load on the pods. It
 is the CPU counter of one pod of the demo's Deployment, under the labels
 kwok's metrics give the live pods, so the scaler's ``resource: cpu`` query
 sums it with them.
@@ -55,11 +56,11 @@ def core_seconds(load: FloatArray, seconds_per_step: float, elapsed: FloatArray)
 
 def past_cpu(scenario: Scenario, *, ends_at: float, sample_seconds: float) -> BackfillSeries:
     """The trace before the live replay as the CPU counter of a past pod, sampled every
-    ``sample_seconds`` (the scrape interval) up to ``ends_at``, when the live replay starts.
+    ``sample_seconds`` (the scrape interval) up to ``ends_at``, when the live load began.
 
     kwok counts a pod's new usage from the pod's last scrape before it saw the
     change, so the live pods' counters take the load over half a scrape
-    interval before the driver starts, on average: the past pod stops
+    interval before the driver sets it, on average: the past pod stops
     counting then, or the summed rate would count that half scrape twice.
     """
     load = scenario.past_load()

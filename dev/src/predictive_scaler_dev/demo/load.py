@@ -40,6 +40,8 @@ class LoadDriver:
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     errors: list[str] = field(default_factory=list)
+    _first_applied: threading.Event = field(default_factory=threading.Event)
+    first_applied_at: float | None = None  # wall clock: the first tick's load was on every pod
 
     def start(self) -> None:
         self._started = time.monotonic()
@@ -52,6 +54,19 @@ class LoadDriver:
         if self._thread is not None:
             self._thread.join(timeout=10)
 
+    def wait_first_applied(self, timeout: float) -> float:
+        """When the first tick had set every pod's load (wall clock), waiting up to ``timeout``.
+
+        Later than :attr:`started_at` by a list and a patch per pod, seconds on
+        a busy machine; until then the pods keep the load they had.
+        """
+        if not self._first_applied.wait(timeout):
+            raise TimeoutError(
+                f"the load driver did not set {self.deployment}'s load in {timeout:g} s"
+            )
+        assert self.first_applied_at is not None
+        return self.first_applied_at
+
     def elapsed(self) -> float:
         return time.monotonic() - self._started
 
@@ -60,6 +75,9 @@ class LoadDriver:
             began = time.monotonic()
             try:
                 self._tick(began - self._started)
+                if self.first_applied_at is None:
+                    self.first_applied_at = time.time()
+                    self._first_applied.set()
             except ApiException as error:
                 self.errors.append(f"{error.status} {error.reason}")
             except (urllib3.exceptions.HTTPError, OSError) as error:

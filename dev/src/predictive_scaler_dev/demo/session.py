@@ -289,13 +289,15 @@ class Demo:
         cleanup.callback(driver.stop)
 
     def _backfill(self, cluster: local.LocalCluster, driver: LoadDriver) -> None:
-        """The trace before the live replay, into Prometheus, ending as the driver started.
+        """The trace before the live replay, into Prometheus, ending as the live load began.
 
-        Written after the driver started, so that its end is the driver's start
-        exactly; waited for before the scaler exists, within the warm-up.
+        Written once the driver's first tick has put the load on the pods, so
+        that its end is that instant however long the tick took (seconds on a
+        busy machine, during which the live pods count nothing); waited for
+        before the scaler exists, within the warm-up.
         """
         scenario = self.scenario
-        ends_at = driver.started_at
+        ends_at = driver.wait_first_applied(timeout=scenario.warmup_seconds / 2)
         series = past_cpu(scenario, ends_at=ends_at, sample_seconds=cluster.scrape_interval_seconds)
         days = scenario.past_load().size / scenario.steps_per_day
         self.say(
