@@ -21,6 +21,7 @@ import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.prometheus import resource_query
 from predictive_scaler.operator.resource import ScaleTargetRef
 from predictive_scaler.promclient import connect
+from predictive_scaler.simulation.elasticity import METRICS
 from predictive_scaler.units import format_duration
 from predictive_scaler_dev.demo.history import CPU_COUNTER
 from predictive_scaler_dev.demo.scenario import NAMESPACE, WORKLOAD, Scenario
@@ -119,9 +120,7 @@ def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
 
     summary = json.loads((output / "summary.json").read_text())
     for side in ("operator", "baseline", "hpa", "keda"):
-        figures = summary[side]
-        assert all(math.isfinite(float(v)) for v in figures.values()), figures
-        assert figures["replica_minutes"] > 0
+        check_figures(summary[side])
     # The load doubles over the morning: the operator had to scale up, as the baseline did.
     assert summary["operator"]["scaling_actions"] > 0
     assert summary["operator_peak_replicas"] > 5
@@ -164,6 +163,18 @@ def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
         steps = round((float(at) - handed_over) / step)
         expected = load[first_live + steps - round(window / step) : first_live + steps].mean()
         assert abs(float(value) / expected - 1) < 0.3, (float(at) - handed_over, value, expected)
+
+
+def check_figures(side: dict[str, Any]) -> None:
+    figures = dict(side)
+    elasticity = figures.pop("elasticity")
+    assert all(math.isfinite(float(v)) for v in figures.values()), figures
+    assert figures["replica_minutes"] > 0
+    # The SPEC RG metrics, in percent; shares of time cannot pass 100.
+    assert set(elasticity) == set(METRICS), elasticity
+    assert all(elasticity[m] >= 0.0 for m in METRICS), elasticity
+    shares = ("under_timeshare", "over_timeshare", "instability")
+    assert all(elasticity[m] <= 100.0 for m in shares), elasticity
 
 
 def _utc(epoch: float) -> datetime.datetime:

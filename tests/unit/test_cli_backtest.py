@@ -10,7 +10,14 @@ import pytest
 
 from predictive_scaler.cli import main
 
-OUTCOME_KEYS = {"overload_minutes", "replica_minutes", "scaling_actions", "unserved"}
+OUTCOME_KEYS = {"overload_minutes", "replica_minutes", "scaling_actions", "unserved", "elasticity"}
+ELASTICITY_KEYS = {
+    "under_accuracy",
+    "over_accuracy",
+    "under_timeshare",
+    "over_timeshare",
+    "instability",
+}
 
 
 def backtest_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
@@ -36,7 +43,11 @@ def test_json_has_every_policy_and_the_matched_comparison(
     for outcome in policies.values():
         assert set(outcome) == OUTCOME_KEYS
         assert outcome["replica_minutes"] > 0
+        assert set(outcome["elasticity"]) == ELASTICITY_KEYS
     assert policies["oracle"]["overload_minutes"] == 0
+    # The oracle is never short of replicas; the HPA, a step late, is.
+    assert policies["oracle"]["elasticity"]["under_timeshare"] == 0.0
+    assert policies["hpa"]["elasticity"]["under_timeshare"] > 0.0
     matched = report["matched"]
     assert isinstance(matched, dict)
     assert {"overload_reduction_at_hpa_cost", "cost_reduction_at_hpa_overload"} <= set(matched)

@@ -40,15 +40,33 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+class ElasticityReport(Frozen):
+    """The SPEC RG elasticity metrics (Herbst et al., TOMPECS 2018), in percent."""
+
+    under_accuracy: float
+    over_accuracy: float
+    under_timeshare: float
+    over_timeshare: float
+    instability: float
+
+
 class OutcomeReport(Frozen):
     overload_minutes: float
     replica_minutes: float
     scaling_actions: int
     unserved: float
+    elasticity: ElasticityReport
 
     @classmethod
     def of(cls, outcome: Outcome) -> OutcomeReport:
-        return cls(**vars(outcome))
+        return cls(**_fields(outcome))
+
+
+def _fields(outcome: Outcome) -> dict[str, Any]:
+    return {
+        **vars(outcome),
+        "elasticity": ElasticityReport(**outcome.elasticity.metrics()),
+    }
 
 
 class SweepPoint(OutcomeReport):
@@ -272,7 +290,7 @@ POLICIES = ("predictive", "hpa", "oracle")
 
 def sweep_point(result: ReplayResult) -> SweepPoint:
     return SweepPoint(
-        utilisation=result.utilisation, overload_budget=result.budget, **vars(result.outcome)
+        utilisation=result.utilisation, overload_budget=result.budget, **_fields(result.outcome)
     )
 
 
@@ -314,6 +332,20 @@ def render(report: BacktestReport) -> str:
             f"{name:<12} {outcome.overload_minutes:>13.0f} {outcome.replica_minutes:>12.0f} "
             f"{outcome.scaling_actions:>8} {outcome.unserved:>12.4g} {over_oracle:>12.2f} "
             f"{full[name]:>17.2f}"
+        )
+    lines += [
+        "",
+        "elasticity (SPEC RG, Herbst et al. 2018; % of demand, % of time; demand = replicas "
+        "the load needs at 100 %, supply = ready replicas):",
+        f"{'policy':<12} {'under acc.':>11} {'over acc.':>10} {'under time':>11} "
+        f"{'over time':>10} {'instability':>12}",
+    ]
+    for name, outcome in report.policies.items():
+        scored = outcome.elasticity
+        lines.append(
+            f"{name:<12} {scored.under_accuracy:>10.1f}% {scored.over_accuracy:>9.1f}% "
+            f"{scored.under_timeshare:>10.1f}% {scored.over_timeshare:>9.1f}% "
+            f"{scored.instability:>11.1f}%"
         )
     budget = report.overload_budget
     if budget is not None:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling.spec import ROUNDING
+from predictive_scaler.simulation.elasticity import Elasticity, demand, elasticity
 
 # Default capacity: the 99.9th percentile of the load needs this many replicas
 # at 100 % utilisation.
@@ -74,12 +75,13 @@ class ReplayPolicy(Protocol):
 
 @dataclass(frozen=True)
 class Outcome:
-    """The four figures every scaling comparison reports."""
+    """The four figures every scaling comparison reports, and the SPEC RG elasticity metrics."""
 
     overload_minutes: float
     replica_minutes: float
     scaling_actions: int
     unserved: float
+    elasticity: Elasticity = field(default_factory=Elasticity)
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,11 @@ def account(
         replica_minutes=float(replicas.sum() * minutes_per_step),
         scaling_actions=int(np.count_nonzero(replicas != previous)),
         unserved=float(shortfall[over].sum()),
+        elasticity=elasticity(
+            demand(load[config.start :], config.capacity),
+            ready,
+            np.full(ready.size, config.step_seconds),
+        ),
     )
 
 

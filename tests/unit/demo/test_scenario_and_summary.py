@@ -114,6 +114,16 @@ def test_measured_figures_weight_each_tick_by_the_trace_time_it_covers() -> None
     assert outcome.replica_minutes == pytest.approx(2 * 15 + 3 * 15 + 3 * 15 + 3 * 15)
     assert outcome.scaling_actions == 1
     assert outcome.unserved == pytest.approx(1.0)
+    # A core per replica: demand 1 3 3 3 against 2 2 3 3 running, 15 trace minutes each.
+    assert outcome.elasticity.metrics() == pytest.approx(
+        {
+            "under_accuracy": 100 * (1 / 3) / 4,
+            "over_accuracy": 100 * 1 / 4,
+            "under_timeshare": 25.0,
+            "over_timeshare": 25.0,
+            "instability": 100 * 2 / 3,
+        }
+    )
 
 
 def _step_before(seconds: float, steps: int) -> int:

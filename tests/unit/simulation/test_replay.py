@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -12,8 +13,14 @@ from hypothesis import strategies as st
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.simulation import Outcome, ReplayConfig, replay
+from predictive_scaler.simulation.elasticity import Elasticity
 from predictive_scaler.simulation.policies import HpaPolicy, OraclePolicy
 from predictive_scaler.simulation.replay import default_capacity
+
+
+def figures(outcome: Outcome) -> Outcome:
+    """The four figures alone (the elasticity metrics have tests of their own)."""
+    return dataclasses.replace(outcome, elasticity=Elasticity())
 
 
 class Scripted:
@@ -65,7 +72,7 @@ def test_a_replica_serves_after_the_startup_delay_and_costs_from_the_start() -> 
     result = replay(STARTUP_LOAD, Scripted(STARTUP_PLAN), config(2))
     assert result.replicas.tolist() == [1, 1, 3, 3, 3, 1, 1]
     assert result.ready.tolist() == [1, 1, 1, 1, 3, 1, 1]
-    assert result.outcome == Outcome(
+    assert figures(result.outcome) == Outcome(
         overload_minutes=1.0, replica_minutes=13.0, scaling_actions=2, unserved=15.0
     )
     assert result.policy == "scripted"
@@ -75,7 +82,7 @@ def test_a_replica_serves_after_the_startup_delay_and_costs_from_the_start() -> 
 def test_a_30s_step_halves_the_minutes_but_not_the_unserved_load() -> None:
     # Same steps, each 30 s: 13 replica-steps = 6.5 replica-minutes, 1 overload step = 0.5 min.
     result = replay(STARTUP_LOAD, Scripted(STARTUP_PLAN), config(2, step=30.0))
-    assert result.outcome == Outcome(
+    assert figures(result.outcome) == Outcome(
         overload_minutes=0.5, replica_minutes=6.5, scaling_actions=2, unserved=15.0
     )
 
@@ -86,7 +93,7 @@ def test_without_startup_delay_a_new_replica_serves_at_once() -> None:
     #   replicas 1 1 3 3 3 1 1, ready the same; cost 13, no overload.
     result = replay(STARTUP_LOAD, Scripted(STARTUP_PLAN), config(0))
     assert result.ready.tolist() == result.replicas.tolist() == [1, 1, 3, 3, 3, 1, 1]
-    assert result.outcome == Outcome(0.0, 13.0, 2, 0.0)
+    assert figures(result.outcome) == Outcome(0.0, 13.0, 2, 0.0)
 
 
 def test_removals_take_starting_replicas_first_newest_first() -> None:
@@ -106,7 +113,7 @@ def test_removals_take_starting_replicas_first_newest_first() -> None:
     result = replay(trace([10] * 7), policy, config(3))
     assert result.replicas.tolist() == [2, 3, 2, 2, 2, 2]
     assert result.ready.tolist() == [1, 1, 1, 2, 2, 2]
-    assert result.outcome == Outcome(0.0, 13.0, 3, 0.0)
+    assert figures(result.outcome) == Outcome(0.0, 13.0, 3, 0.0)
     # What the policy was told: (t, replicas before deciding, ready during t-1).
     assert policy.calls == [(1, 1, 1), (2, 2, 1), (3, 3, 1), (4, 2, 1), (5, 2, 2), (6, 2, 2)]
 
@@ -123,7 +130,7 @@ def test_removing_more_than_the_starting_ones_removes_ready_replicas() -> None:
     result = replay(trace([30] * 5), Scripted({1: 5, 2: 2}), config(2))
     assert result.replicas.tolist() == [5, 2, 2, 2]
     assert result.ready.tolist() == [3, 2, 2, 2]
-    assert result.outcome == Outcome(3.0, 11.0, 2, 30.0)
+    assert figures(result.outcome) == Outcome(3.0, 11.0, 2, 30.0)
 
 
 def test_missing_load_is_neither_overload_nor_unserved() -> None:
@@ -135,7 +142,7 @@ def test_missing_load_is_neither_overload_nor_unserved() -> None:
     policy = Scripted({})
     result = replay(load, policy, config(0))
     assert result.replicas.tolist() == [1, 1, 1, 1]
-    assert result.outcome == Outcome(1.0, 4.0, 0, 20.0)
+    assert figures(result.outcome) == Outcome(1.0, 4.0, 0, 20.0)
 
 
 def test_a_policy_sees_exactly_the_load_before_its_step() -> None:
@@ -153,7 +160,14 @@ def test_scoring_starts_at_config_start() -> None:
     start_3 = ReplayConfig(capacity=10.0, startup_steps=1, step_seconds=60.0, start=3)
     result = replay(load, Scripted({}), start_3)
     assert result.replicas.tolist() == [1, 1, 1]
-    assert result.outcome == Outcome(1.0, 3.0, 0, 30.0)
+    assert figures(result.outcome) == Outcome(1.0, 3.0, 0, 30.0)
+    # Demand 1 1 4 against 1 ready replica: short by 3 of 4 in one step of three;
+    # demand rose while supply stayed in the last of the two transitions.
+    scored = result.outcome.elasticity
+    assert scored.under_accuracy == pytest.approx(25.0)
+    assert scored.under_timeshare == pytest.approx(100 / 3)
+    assert (scored.over_accuracy, scored.over_timeshare) == (0.0, 0.0)
+    assert scored.instability == pytest.approx(50.0)
 
 
 def test_the_first_step_compares_with_the_initial_count() -> None:

@@ -38,7 +38,14 @@ from predictive_scaler_dev.demo.scenario import (
     WORKLOAD,
     Scenario,
 )
-from predictive_scaler_dev.demo.summary import DemoSummary, baseline, measured, summarise, table
+from predictive_scaler_dev.demo.summary import (
+    DemoSummary,
+    baseline,
+    measured,
+    summarise,
+    summary_json,
+    table,
+)
 from predictive_scaler_dev.demo.view import Frame, LiveView
 from predictive_scaler_dev.localcluster.configs import METRICS_SERVER_RESOLUTION
 from predictive_scaler_dev.localcluster.kube import (
@@ -420,7 +427,7 @@ class Demo:
             metric_resolution_seconds=float(METRICS_SERVER_RESOLUTION.removesuffix("s")),
         )
         report = self.options.output / "summary.json"
-        report.write_text(json.dumps(dataclasses.asdict(summary), indent=2) + "\n")
+        report.write_text(json.dumps(summary_json(summary), indent=2) + "\n")
         print(file=self.out)
         hours = summary.trace_minutes / 60
         self.say(f"summary over {hours:.0f} h of trace time (figures in trace minutes)")

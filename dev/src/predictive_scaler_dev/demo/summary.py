@@ -12,14 +12,17 @@ the gap between the two HPAs is what the replay model leaves out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling.spec import ROUNDING
 from predictive_scaler.simulation import Outcome, ReplayResult, replay
+from predictive_scaler.simulation.elasticity import METRICS, demand, elasticity
 from predictive_scaler.simulation.policies import HpaPolicy
 from predictive_scaler_dev.demo.load import Tick
 from predictive_scaler_dev.demo.scenario import Scenario
@@ -62,13 +65,24 @@ def measured(ticks: Sequence[Tick], scenario: Scenario) -> Outcome:
     overloaded = shortfall > ROUNDING * scenario.capacity_cores
     previous = np.array([t.replicas for t in ticks if t.seconds < scored_from][-1:])
     changes = np.diff(np.concatenate((previous, replicas)))
+    running = np.array([t.running for t in scored])
     return Outcome(
         overload_minutes=float(trace_minutes[overloaded].sum()),
         replica_minutes=float((replicas * trace_minutes).sum()),
         scaling_actions=int(np.count_nonzero(changes)),
         # In load per step, as the replay counts it: a tick is a fraction of a step.
         unserved=float((shortfall * wall)[overloaded].sum() / scenario.seconds_per_step),
+        elasticity=elasticity(demand(load, scenario.capacity_cores), running, trace_minutes * 60),
     )
+
+
+def summary_json(summary: DemoSummary) -> dict[str, Any]:
+    """``summary.json``: the figures, each side's elasticity metrics in percent."""
+    figures = dataclasses.asdict(summary)
+    for side, value in vars(summary).items():
+        if isinstance(value, Outcome):
+            figures[side]["elasticity"] = value.elasticity.metrics()
+    return figures
 
 
 def baseline(load: FloatArray, scenario: Scenario) -> ReplayResult:
@@ -121,6 +135,14 @@ def table(summary: DemoSummary) -> list[str]:
             f"{name:30}{outcome.overload_minutes:>14.0f}{outcome.replica_minutes:>13,.0f}"
             f"{outcome.scaling_actions:>15d}{peak:>6d}"
         )
+    lines += [
+        "",
+        "elasticity (SPEC RG; % of demand, % of time): under/over-provisioning accuracy,",
+        "under/over-provisioning timeshare, instability",
+    ]
+    for name, outcome, _ in rows:
+        metrics = outcome.elasticity.metrics()
+        lines.append(f"{name:30}" + "".join(f"{metrics[m]:>9.1f}" for m in METRICS))
     real, replayed = summary.hpa, summary.baseline
     lines += [
         "",
