@@ -18,7 +18,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from predictive_scaler.forecasting import MODEL_NAMES
-from predictive_scaler.scaling import DEFAULT_BEHAVIOR, ScalingSpec
+from predictive_scaler.scaling import ScalingSpec
 from predictive_scaler.scaling.behavior import ApiModel, Behavior
 from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET, ROUNDING
 from predictive_scaler.simulation.shadow import ShadowSpec
@@ -364,7 +364,10 @@ class PredictiveScalerSpec(ApiModel):
             startup_steps=math.ceil(self.scaling.lead_time_seconds / step - ROUNDING),
             min_replicas=self.min_replicas,
             max_replicas=self.max_replicas,
-            behavior=self.scaling.behavior or DEFAULT_BEHAVIOR,
+            # No behavior: the HPA a user who sets none runs, the controller's legacy path.
+            behavior=self.scaling.behavior,
+            # A load per replica is an AverageValue target; a capacity, a Utilization one.
+            average_value=self.metric.capacity_value() is None,
         )
 
     @classmethod

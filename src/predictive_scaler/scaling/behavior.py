@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel, to_snake
 
+# The quantities a tolerance is written as: a plain decimal or thousandths.
+_DECIMAL_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m)?$")
 # autoscaling/v2 validation limits.
 MAX_PERIOD_SECONDS = 1800
 MAX_STABILIZATION_WINDOW_SECONDS = 3600
@@ -52,11 +55,27 @@ class ScalingPolicyRule(ApiModel):
 
 
 class ScalingRules(ApiModel):
-    """HPAScalingRules for one direction."""
+    """HPAScalingRules for one direction.
+
+    ``tolerance`` (autoscaling/v2, beta in Kubernetes 1.35) is the HPA's
+    dead band for this direction; only the shadow HPA reads it, the forecast
+    sizes replicas without one. A Kubernetes quantity ("0.05", "50m") or a number.
+    """
 
     stabilization_window_seconds: int = Field(ge=0, le=MAX_STABILIZATION_WINDOW_SECONDS)
     select_policy: SelectPolicy = SelectPolicy.MAX
     policies: tuple[ScalingPolicyRule, ...] = Field(min_length=1)
+    tolerance: float | None = Field(default=None, ge=0)
+
+    @field_validator("tolerance", mode="before")
+    @classmethod
+    def _quantity(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            match = _DECIMAL_QUANTITY.match(value)
+            if match is None:
+                raise ValueError(f"want a quantity such as 0.05 or 50m, got {value!r}")
+            return float(match.group(1)) / (1000.0 if match.group(2) else 1.0)
+        return value
 
     @property
     def longest_period(self) -> int:

@@ -18,8 +18,9 @@ from predictive_scaler.simulation.forecasts import (
     Progress,
     forecast_trace,
 )
+from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.matched import Matched, compare
-from predictive_scaler.simulation.policies import HpaPolicy, OraclePolicy, PredictivePolicy
+from predictive_scaler.simulation.policies import OraclePolicy, PredictivePolicy
 from predictive_scaler.simulation.replay import (
     ReplayConfig,
     ReplayPolicy,

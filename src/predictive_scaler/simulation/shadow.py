@@ -24,7 +24,7 @@ from pydantic import TypeAdapter
 from predictive_scaler.forecasting.forecast import Forecast
 from predictive_scaler.forecasting.metrics import naive_scale
 from predictive_scaler.scaling import Behavior, Decision, LoadHistory, ScalingState
-from predictive_scaler.simulation.policies import HpaPolicy
+from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.replay import Fleet, ReplayConfig, overloaded
 from predictive_scaler.simulation.tallies import Scored, Sides, Tallies
 
@@ -43,7 +43,8 @@ class ShadowSpec:
     startup_steps: int
     min_replicas: int
     max_replicas: int
-    behavior: Behavior
+    behavior: Behavior | None  # None: an HPA without behavior (the legacy path)
+    average_value: bool = False  # an AverageValue target, not a Utilization one
 
     def policy(self, state: ScalingState) -> HpaPolicy:
         config = ReplayConfig(self.capacity, self.startup_steps, self.step_seconds, start=1)
@@ -51,6 +52,7 @@ class ShadowSpec:
             config,
             self.target / self.capacity,
             behavior=self.behavior,
+            average_value=self.average_value,
             min_replicas=self.min_replicas,
             max_replicas=self.max_replicas,
             state=state,

@@ -19,7 +19,7 @@ from predictive_scaler.operator.comparison import (
 )
 from predictive_scaler.operator.conditions import Observation, observed
 from predictive_scaler.operator.resource import PredictiveScalerSpec
-from predictive_scaler.scaling import DEFAULT_BEHAVIOR, Decision, LoadHistory, ScalingState
+from predictive_scaler.scaling import Decision, LoadHistory, ScalingState
 from predictive_scaler.simulation.shadow import Observed, ShadowState, advance, steered
 
 SPEC = {
@@ -36,7 +36,14 @@ def test_the_shadow_hpa_targets_what_the_object_does_and_saturates_at_its_utilis
     assert shadow.target == pytest.approx(0.7)
     assert shadow.capacity == pytest.approx(1.0)  # 0.7 at the default 70 %
     assert shadow.startup_steps == 3  # 150 s of start-up in whole minutes
-    assert shadow.behavior == DEFAULT_BEHAVIOR  # the HPA's, not the predictive default
+    # No behavior: the HPA a user who sets none runs (the controller's legacy path), not
+    # the predictive default; a load per replica is an AverageValue target.
+    assert shadow.behavior is None
+    assert shadow.average_value
+    given = {"scaleDown": {"stabilizationWindowSeconds": 60}}
+    own = PredictiveScalerSpec.from_body({**SPEC, "scaling": {"behavior": given}}).shadow_spec()
+    assert own.behavior is not None
+    assert own.behavior.scale_down.stabilization_window_seconds == 60
     assert (shadow.min_replicas, shadow.max_replicas) == (1, 40)
 
     budgeted = PredictiveScalerSpec.from_body(
@@ -48,6 +55,7 @@ def test_the_shadow_hpa_targets_what_the_object_does_and_saturates_at_its_utilis
     ).shadow_spec()
     assert budgeted.capacity == pytest.approx(2.0)
     assert budgeted.target == pytest.approx(1.0)
+    assert not budgeted.average_value  # a capacity: a Utilization target
 
 
 def test_a_utilisation_the_api_server_would_refuse_is_refused_here_too() -> None:

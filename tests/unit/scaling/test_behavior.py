@@ -363,7 +363,9 @@ def test_recommendations_are_kept_for_the_longest_window_only() -> None:
             "scaleDown.stabilizationWindowSeconds",
             "greater than or equal to 0",
         ),
-        ({"scaleUp": {"tolerance": 0.1}}, "scaleUp.tolerance", "Extra inputs"),
+        ({"scaleUp": {"tolerance": "5%"}}, "scaleUp.tolerance", "want a quantity"),
+        ({"scaleDown": {"tolerance": -0.1}}, "scaleDown.tolerance", "greater than or equal"),
+        ({"scaleUp": {"dither": 0.1}}, "scaleUp.dither", "Extra inputs"),
         ({"scaleSideways": {}}, "scaleSideways", "Extra inputs"),
     ],
 )

@@ -12,9 +12,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.scaling import DEFAULT_BEHAVIOR, Behavior
 from predictive_scaler.simulation import Outcome, ReplayConfig, replay
 from predictive_scaler.simulation.elasticity import Elasticity
-from predictive_scaler.simulation.policies import HpaPolicy, OraclePolicy
+from predictive_scaler.simulation.hpa import HpaPolicy
+from predictive_scaler.simulation.policies import OraclePolicy
 from predictive_scaler.simulation.replay import default_capacity
 
 
@@ -247,8 +249,8 @@ def test_the_oracle_holds_what_the_next_startup_period_needs() -> None:
 HPA_CONFIG = ReplayConfig(capacity=10.0, startup_steps=2, step_seconds=60.0, start=1)
 
 
-def hpa_replicas(values: Sequence[float]) -> list[int]:
-    result = replay(trace(values), HpaPolicy(HPA_CONFIG, 0.5), HPA_CONFIG)
+def hpa_replicas(values: Sequence[float], behavior: Behavior | None = None) -> list[int]:
+    result = replay(trace(values), HpaPolicy(HPA_CONFIG, 0.5, behavior=behavior), HPA_CONFIG)
     replicas: list[int] = result.replicas.tolist()
     return replicas
 
@@ -272,11 +274,40 @@ def test_hpa_does_nothing_within_its_10_percent_tolerance() -> None:
 
 def test_hpa_scale_down_waits_for_the_300s_window() -> None:
     # Load halves at t=5; from t=6 the HPA recommends 5 but the 10 recommended at t=1..5
-    # hold it at 10 until the last of them (t=5, i.e. 300 s) leaves the window at t=10.
-    replicas = hpa_replicas([50] * 5 + [25] * 8)
-    assert replicas == [10] * 9 + [5] * 3
+    # hold it at 10. With behavior, a recommendation counts while newer than 300 s: the
+    # last (t=5, 300 s) has left at t=10. Without, the legacy path keeps one exactly 300 s
+    # old too: one step more.
+    assert hpa_replicas([50] * 5 + [25] * 8, DEFAULT_BEHAVIOR) == [10] * 9 + [5] * 3
+    assert hpa_replicas([50] * 5 + [25] * 8) == [10] * 10 + [5] * 2
 
 
 def test_hpa_holds_when_the_last_sample_is_missing() -> None:
     replicas = hpa_replicas([50] * 5 + [math.nan] + [50] * 3)
     assert replicas == [10] * 8
+
+
+def test_a_new_hpa_does_not_scale_below_its_first_count_within_its_window() -> None:
+    # Load a quarter of what the initial 10 serve from the start: a new HPA remembers
+    # its 10 first and holds them for its 300 s window (legacy and default behavior alike).
+    for rules in (None, DEFAULT_BEHAVIOR):
+        replicas = replay(
+            trace([50] + [12.5] * 9),
+            HpaPolicy(HPA_CONFIG, 0.5, behavior=rules),
+            HPA_CONFIG,
+            initial=10,
+        ).replicas.tolist()
+        assert replicas[:5] == [10] * 5, rules
+        assert replicas[-1] < 10, rules
+
+
+def test_a_utilization_hpa_compares_a_whole_percent() -> None:
+    # 10 replicas at a 50 % target (5 per replica): a load of 55.45 is 55.45 %, read as
+    # 55 %, a ratio of 1.1, within the tolerance; 56 % is a ratio of 1.12 and scales to 12.
+    def run(load: float) -> list[int]:
+        policy = HpaPolicy(HPA_CONFIG, 0.5)
+        result = replay(trace([50.0] + [load] * 4), policy, HPA_CONFIG, initial=10)
+        replicas: list[int] = result.replicas.tolist()
+        return replicas
+
+    assert run(55.45) == [10] * 4
+    assert run(56.0) == [10, 12, 12, 12]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from predictive_scaler.forecasting.forecast import Forecast
 from predictive_scaler.scaling import DEFAULT_BEHAVIOR, Decision, LoadHistory, ScalingState
 from predictive_scaler.simulation import ReplayConfig, replay
-from predictive_scaler.simulation.policies import HpaPolicy
+from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.shadow import (
     Observed,
     ShadowSpec,

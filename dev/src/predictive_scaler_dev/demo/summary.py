@@ -23,7 +23,7 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling.spec import ROUNDING
 from predictive_scaler.simulation import Outcome, ReplayResult, replay
 from predictive_scaler.simulation.elasticity import METRICS, demand, elasticity
-from predictive_scaler.simulation.policies import HpaPolicy
+from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler_dev.demo.load import Tick
 from predictive_scaler_dev.demo.scenario import Scenario
 
