@@ -418,7 +418,7 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "### The HPA baseline: its normaliser and its cadence",
         "",
         "The baseline above is the controller's own decision (`simulation/hpa.py`, checked "
-        "against 138 cases of its unit tests): an HPA with no `behavior`, as `kubectl "
+        "against 127 cases of its unit tests): an HPA with no `behavior`, as `kubectl "
         "autoscale` and most manifests make, takes the legacy path (the highest "
         "recommendation of 300 s, then at most max(2 x current, 4)), deciding once per trace "
         "step on the step's mean. Beside it: the default `behavior` (HPA's defaults stated), "

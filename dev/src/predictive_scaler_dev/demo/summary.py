@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.scaling import DEFAULT_BEHAVIOR
 from predictive_scaler.scaling.spec import ROUNDING
 from predictive_scaler.simulation import Outcome, ReplayResult, replay
 from predictive_scaler.simulation.elasticity import METRICS, demand, elasticity
@@ -86,9 +87,14 @@ def summary_json(summary: DemoSummary) -> dict[str, Any]:
 
 
 def baseline(load: FloatArray, scenario: Scenario) -> ReplayResult:
-    """The reactive HPA replayed on the same load, with the same start-up delay and start."""
+    """The reactive HPA replayed on the same load, with the same start-up delay and start.
+
+    With the default behavior, as the demo's real HPA states it (in trace time
+    here, compressed there): without one it would take the legacy path.
+    """
     config = scenario.replay_config()
-    return replay(load, HpaPolicy(config, scenario.target_utilisation), config)
+    policy = HpaPolicy(config, scenario.target_utilisation, behavior=DEFAULT_BEHAVIOR)
+    return replay(load, policy, config)
 
 
 def summarise(
