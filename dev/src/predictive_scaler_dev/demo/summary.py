@@ -143,8 +143,10 @@ def table(summary: DemoSummary) -> list[str]:
         )
     lines += [
         "",
-        "elasticity (SPEC RG; % of demand, % of time): under/over-provisioning accuracy,",
-        "under/over-provisioning timeshare, instability",
+        "elasticity (SPEC RG, in %): under-/over-provisioning accuracy (of demand) and",
+        "timeshare (of time), and instability",
+        f"{'':30}{'under':>9}{'over':>9}{'under':>9}{'over':>9}{'instab-':>9}",
+        f"{'':30}{'accuracy':>9}{'accuracy':>9}{'time':>9}{'time':>9}{'ility':>9}",
     ]
     for name, outcome, _ in rows:
         metrics = outcome.elasticity.metrics()
