@@ -19,7 +19,8 @@ def test_a_step_is_held_over_its_sub_steps_and_the_replay_keeps_its_time() -> No
     assert (fine.step_seconds, fine.startup_steps, fine.start) == (15.0, 8, 8)
     # A step already as fine as the cadence is left as it is.
     same, config = upsampled(np.array([1.0]), ReplayConfig(1.0, 1, 15.0, 1), 15.0)
-    assert same.tolist() == [1.0] and config.step_seconds == 15.0
+    assert same.tolist() == [1.0]
+    assert config.step_seconds == 15.0
 
 
 def test_a_faster_cadence_serves_a_jump_sooner_at_the_same_minutes_scored() -> None:
