@@ -3,7 +3,7 @@
 Followed line by line from ``pkg/controller/podautoscaler`` (Kubernetes 1.36:
 ``horizontal.go``, ``replica_calculator.go``, ``metrics/utilization.go``) and
 checked against the cases of its own unit tests
-(``tests/unit/simulation/test_hpa_upstream.py``):
+(``tests/unit/simulation/test_hpa_upstream_*.py``):
 
 - **The replica count** (``calcPlainMetricReplicas``): a ``Utilization``
   target compares an *integer* percentage, ``int(usage * 100 / requests)``,
