@@ -65,6 +65,16 @@ def test_the_manifests_are_what_the_operator_accepts() -> None:
     assert (scaling.capacity_per_replica, scaling.overload_budget) == (1.0, 0.01)
     # The HPA's 300 s scale-down window, compressed as the trace is (450 x): one second.
     assert scaling.effective_behavior.scale_down.stabilization_window_seconds == 1
+    # The HPA's and the scaler's behaviors state what they set, no empty tolerance.
+    for behavior in (
+        SCENARIO.scaler()["spec"]["scaling"]["behavior"],
+        SCENARIO.hpa()["spec"]["behavior"],
+    ):
+        assert set(behavior["scaleUp"]) == {
+            "stabilizationWindowSeconds",
+            "selectPolicy",
+            "policies",
+        }
     deployment = SCENARIO.deployment(load)
     replicas = deployment["spec"]["replicas"]
     # Enough for the first start-up period at the target, as the replay starts every policy.

@@ -164,7 +164,7 @@ class Scenario:
         window kept is never shorter), a period to at least 1 s (the API's floor).
         """
 
-        body: dict[str, Any] = behavior.model_dump(by_alias=True, mode="json")
+        body: dict[str, Any] = behavior.model_dump(by_alias=True, mode="json", exclude_none=True)
         for rules in body.values():
             rules["stabilizationWindowSeconds"] = self.compressed_seconds(
                 rules["stabilizationWindowSeconds"], 0
