@@ -248,8 +248,14 @@ def test_a_custom_resource_is_scaled_through_its_scale_subresource(
             timeout=120,
             what="the Batch scaled to 6 through its scale subresource",
         )
-        status = read_status(custom_objects, namespace, "web")
-        assert condition(status, "Ready")["status"] == "True", status.get("conditions")
+        # The status of the evaluation that scaled is written after its scale patch.
+        wait_for(
+            lambda: (
+                condition(read_status(custom_objects, namespace, "web"), "Ready").get("status")
+                == "True"
+            ),
+            what="Ready=True once the scaling evaluation's status is written",
+        )
         # Ready replicas come from the pods its selector finds (Batch reports none).
         wait_for(
             lambda: read_status(custom_objects, namespace, "web").get("currentReplicas") == 6,
