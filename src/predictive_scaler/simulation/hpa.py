@@ -36,7 +36,7 @@ from typing import Protocol
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling import Behavior, ScalingState
 from predictive_scaler.scaling.behavior import TimedValue
-from predictive_scaler.simulation.replay import ReplayConfig
+from predictive_scaler.simulation.replay import UNBOUNDED_REPLICAS, ReplayConfig
 
 # kube-controller-manager's defaults.
 DEFAULT_TOLERANCE = 0.1  # --horizontal-pod-autoscaler-tolerance
@@ -44,8 +44,6 @@ LEGACY_DOWNSCALE_WINDOW_SECONDS = 300  # --horizontal-pod-autoscaler-downscale-s
 SYNC_PERIOD_SECONDS = 15.0  # --horizontal-pod-autoscaler-sync-period
 SCALE_UP_LIMIT_FACTOR = 2.0
 SCALE_UP_LIMIT_MINIMUM = 4.0
-# The replay's workloads have no practical ceiling; the comparison is about timing.
-UNBOUNDED_REPLICAS = 1_000_000
 # Load is handed to the controller's arithmetic in thousandths, as Kubernetes
 # quantities reach it (millicores, milli-units of a custom metric).
 MILLI = 1000
@@ -283,10 +281,6 @@ class HpaPolicy:
         )
         self.controller = HpaController(target, min_replicas, max_replicas, behavior)
         self.state = state or ScalingState()
-
-    @property
-    def behavior(self) -> Behavior | None:
-        return self.controller.behavior
 
     def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
         last = float(observed[-1])

@@ -6,8 +6,7 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling import Behavior, ScalingSpec, ScalingState, decide
 from predictive_scaler.scaling.policy import Forecaster
 from predictive_scaler.simulation.forecasts import history_before
-from predictive_scaler.simulation.hpa import UNBOUNDED_REPLICAS
-from predictive_scaler.simulation.replay import ReplayConfig
+from predictive_scaler.simulation.replay import UNBOUNDED_REPLICAS, ReplayConfig
 
 
 class OraclePolicy:

@@ -23,6 +23,8 @@ from predictive_scaler.simulation.elasticity import Elasticity, demand, elastici
 # at 100 % utilisation.
 PEAK_REPLICAS = 20
 PEAK_PERCENTILE = 99.9
+# The replay's workloads have no practical ceiling; the comparison is about timing.
+UNBOUNDED_REPLICAS = 1_000_000
 
 
 def default_capacity(load: FloatArray) -> float:
