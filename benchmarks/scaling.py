@@ -15,6 +15,7 @@ BENCHMARKS.md between this benchmark's markers.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import time
 from collections.abc import Sequence
@@ -42,7 +43,6 @@ from predictive_scaler.simulation.forecasts import (
     ForecastTable,
     clairvoyant_table,
 )
-from predictive_scaler.simulation.replay import ReplayConfig, default_capacity
 from predictive_scaler.traces import column_values, read_trace
 
 STARTUP_MINUTES = (1, 2, 5)
@@ -176,7 +176,7 @@ def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[in
             replayed_with(forecast, forecast.clairvoyant, startup),
             hpa_variants(
                 load,
-                ReplayConfig(default_capacity(load), startup, step, settings.history_steps(step)),
+                dataclasses.replace(settings, startup_steps=startup).replay_config(load, step),
                 settings.target,
             ),
         )

@@ -81,6 +81,15 @@ class BacktestSettings:
     def history_steps(self, step_seconds: float) -> int:
         return max(MIN_HISTORY_STEPS, math.ceil(self.history_seconds / step_seconds))
 
+    def replay_config(self, load: FloatArray, step_seconds: float) -> ReplayConfig:
+        """The replay every policy of this backtest runs in: scored after the history."""
+        return ReplayConfig(
+            capacity=self.capacity or default_capacity(load),
+            startup_steps=self.startup_steps,
+            step_seconds=step_seconds,
+            start=self.history_steps(step_seconds),
+        )
+
 
 @dataclass(frozen=True)
 class BacktestResult:
@@ -163,12 +172,7 @@ def run_backtest(
             f"the trace has {load.size} steps; the backtest needs more than "
             f"{history_steps} of history plus the start-up time"
         )
-    config = ReplayConfig(
-        capacity=settings.capacity or default_capacity(load),
-        startup_steps=settings.startup_steps,
-        step_seconds=step_seconds,
-        start=history_steps,
-    )
+    config = settings.replay_config(load, step_seconds)
     if table is None:
         table = forecast_table(load, step_seconds, settings, progress=progress)
 
