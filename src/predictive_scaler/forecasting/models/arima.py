@@ -31,6 +31,8 @@ KPSS_SIGNIFICANCE = 0.05
 # as R's auto.arima does by default (Hyndman and Khandakar, 2008): only the
 # order chosen is fitted by exact maximum likelihood.
 APPROXIMATE_ABOVE = 150
+# An MA root closer than this to the unit circle is on the invertibility boundary.
+MA_ROOT_MARGIN = 1e-3
 
 
 class RecentResults:
@@ -135,6 +137,19 @@ def _stationary_and_invertible(phi: FloatArray, theta: FloatArray) -> bool:
     return all(bool((np.abs(r) > 1.0 + 1e-6).all()) for r in roots)
 
 
+def on_invertibility_boundary(results: Any) -> bool:
+    """Whether a fit's MA polynomial has a root on the unit circle (to MA_ROOT_MARGIN).
+
+    Such a fit is over-differenced: its forecast follows the last residuals
+    with no decay, and its residuals grow. At a Google VM's origin, an MA(2)
+    kept from the backtest and refitted from the backtest's estimates landed
+    on |root| = 1.00005 and forecast 41 for a load at 14 whose peak was 33;
+    refitted from statsmodels' own start, the same order forecast 19.
+    """
+    roots = np.asarray(results.maroots)
+    return bool(roots.size) and bool((np.abs(roots) < 1.0 + MA_ROOT_MARGIN).any())
+
+
 def differencing_order(y: FloatArray, max_d: int) -> int:
     """Smallest d <= max_d whose differenced series KPSS does not call non-stationary."""
     series = y
@@ -216,7 +231,13 @@ class Arima(ForecastModel):
 
         def fit(order: Order, start_params: Any = start) -> Any:
             trend = "c" if order[1] == 0 else "n"
-            return ARIMA(window, order=order, trend=trend).fit(start_params=start_params)
+            model = ARIMA(window, order=order, trend=trend)
+            results = model.fit(start_params=start_params)
+            if start_params is not None and on_invertibility_boundary(results):
+                # A start from another window's estimates can lead the optimiser
+                # to this local optimum; from statsmodels' own start it seldom does.
+                results = model.fit()
+            return results
 
         orders = self.candidate_orders(window)
         if self.order is not None or window.size <= APPROXIMATE_ABOVE:
