@@ -147,6 +147,13 @@ def format_triple(values: Sequence[float]) -> str:
     return " / ".join("n/a" if math.isnan(value) else f"{value:.3f}" for value in values)
 
 
+def format_coverage(value: float, error: float) -> str:
+    """A coverage and, when there is one, its standard error in points."""
+    if math.isnan(error):
+        return format_share(value)
+    return f"{format_share(value)} (± {100 * error:.1f})"
+
+
 def format_share(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.1%}"
 
@@ -184,6 +191,7 @@ def check_targets(
     worst_reached, worst_text = anchor_check(results, "worst")
     low, high = COVERAGE_RANGE
     coverage = {w.trace: w.coverage for w in walks}
+    errors = {w.trace: w.coverage_error for w in walks}
     cost = next(c for c in costs if c.trace == COST_TRACE)
     ratios = {r.spec.label: row_for(r, Auto.name).ratio_to_seasonal_naive for r in results}
     by_name = {row.model: row for row in speed}
@@ -200,7 +208,10 @@ def check_targets(
             f"auto's {LEVEL:.0%} band, walking as the operator runs it, covers "
             f"{low:.0%}-{high:.0%} of the load on every trace",
             all(low <= value <= high for value in coverage.values()),
-            "; ".join(f"{trace} {format_share(value)}" for trace, value in coverage.items()),
+            "; ".join(
+                f"{trace} {format_coverage(value, errors[trace])}"
+                for trace, value in coverage.items()
+            ),
         ),
         TargetCheck(
             f"fresh selection on 14 d at 5 min + 6 h at 1 min at most "
@@ -322,7 +333,7 @@ def render_walks(walks: Sequence[WalkResult]) -> list[str]:
         [
             w.trace,
             f"{w.walks} x {WALK_SCORED} = {w.forecasts}",
-            format_share(w.coverage),
+            format_coverage(w.coverage, w.coverage_error),
             " / ".join(f"{share:.0%}" for share in w.coverage_by_step),
             format_share(w.below_upper),
             f"{w.width:.2f}",
@@ -459,7 +470,9 @@ WALK_METHOD = (
     f"{MIN_ERRORS} errors of forecasts it really made its band is calibrated on them. The "
     f"first {WALK_WARMUP} steps fill those errors; the next {WALK_SCORED} are scored, every "
     f"step 1..{HORIZON} of each forecast. Starts are spread like the origins (Google: one walk "
-    "on each of a few VMs). A fresh selection at an origin (the accuracy tables) has no live "
+    "on each VM). In brackets, the coverage's standard error in points, from the spread of the "
+    "walks' own coverages (a walk's steps are correlated, so they are not counted as "
+    "independent). A fresh selection at an origin (the accuracy tables) has no live "
     "errors yet and takes its band from its backtest."
 )
 

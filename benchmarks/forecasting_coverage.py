@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from benchmarks.forecast_runs import (
     HORIZON,
@@ -58,6 +59,9 @@ class WalkResult:
     walks: int
     forecasts: int
     coverage: float  # share of forecast steps whose load lay in the band, steps 1..HORIZON
+    # Its standard error over the walks: steps within a walk are correlated, walks are
+    # apart, so the spread of the walks' own coverages is what says how sure the figure is.
+    coverage_error: float
     coverage_by_step: tuple[float, ...]  # the same at each step ahead
     below_upper: float  # share of forecast steps whose load was at most the upper bound
     width: float  # mean band width over mean load
@@ -104,6 +108,14 @@ def walk_starts(
     return [(w, starts[0]) for w in chosen if (starts := origins_for(spec, w, 1, ahead))]
 
 
+def walk_standard_error(inside: NDArray[np.bool_], walks: int) -> float:
+    """The standard error of the coverage over ``walks`` walks of WALK_SCORED forecasts each."""
+    if walks < 2 or inside.shape[0] != walks * WALK_SCORED:
+        return math.nan
+    per_walk = inside.reshape(walks, -1).mean(axis=1)
+    return float(per_walk.std(ddof=1) / math.sqrt(walks))
+
+
 def evaluate_walks(spec: TraceSpec, workloads: Sequence[Workload], size: RunSize) -> WalkResult:
     starts = walk_starts(spec, workloads, size)
     record = WalkRecord()
@@ -118,6 +130,7 @@ def evaluate_walks(spec: TraceSpec, workloads: Sequence[Workload], size: RunSize
         len(starts),
         forecasts,
         float(inside.mean()) if forecasts else math.nan,
+        walk_standard_error(inside, len(starts)),
         tuple(float(share) for share in inside.mean(axis=0)) if forecasts else (),
         float(np.mean(record.below_upper)) if forecasts else math.nan,
         record.width / record.load if record.load > 0 else math.nan,

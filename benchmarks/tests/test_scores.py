@@ -10,6 +10,7 @@ import pytest
 from benchmarks.forecast_runs import Outcome
 from benchmarks.forecasting import Cost
 from benchmarks.forecasting_accuracy import accuracy_rows, score
+from benchmarks.forecasting_coverage import WALK_SCORED, walk_standard_error
 
 
 def outcome(mean: list[float], half_width: float, seconds: float = 0.1) -> Outcome:
@@ -56,3 +57,14 @@ def test_rows_report_the_mean_the_worst_origin_and_the_ratio() -> None:
 def test_cpu_share_adds_hourly_selections_and_updates_every_thirty_seconds() -> None:
     cost = Cost("t", fresh=0.5, fresh_count=1, update=0.005, update_count=1)
     assert cost.cpu_share == pytest.approx(1000 * (0.5 / 3600 + 0.005 / 30))
+
+
+def test_coverage_error_is_the_spread_of_whole_walks() -> None:
+    # Two walks, one always inside the band and one inside half of its forecasts:
+    # coverage 75 %, per-walk coverages 1.0 and 0.5, so std 0.354 over sqrt(2).
+    inside = np.ones((2 * WALK_SCORED, 5), dtype=np.bool_)
+    inside[WALK_SCORED : WALK_SCORED + WALK_SCORED // 2] = False
+    assert walk_standard_error(inside, 2) == pytest.approx(np.std([1.0, 0.5], ddof=1) / 2**0.5)
+    # Walks that agree leave no doubt; one walk says nothing about its spread.
+    assert walk_standard_error(np.ones((2 * WALK_SCORED, 5), dtype=np.bool_), 2) == 0.0
+    assert math.isnan(walk_standard_error(inside[:WALK_SCORED], 1))
