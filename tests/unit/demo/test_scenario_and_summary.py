@@ -79,7 +79,9 @@ def test_the_manifests_are_what_the_operator_accepts() -> None:
     replicas = deployment["spec"]["replicas"]
     # Enough for the first start-up period at the target, as the replay starts every policy.
     assert replicas * 0.7 >= load[:2].max()
-    assert spec.forecast.history_points == 24 + 1  # 6 trace hours, both ends of the window
+    # The two backfilled days (both ends of the window), in Prometheus by the first scored step.
+    assert spec.forecast.history_points == 2 * 96 + 1
+    assert SCENARIO.history_steps <= SCENARIO.first_scored_step
     annotations = deployment["spec"]["template"]["metadata"]["annotations"]
     assert list(annotations.values()) == ["2s"]
 
