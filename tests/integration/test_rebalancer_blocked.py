@@ -7,6 +7,7 @@ off it, and each cycle posted new Events for the same pods (15 in 45 s for 4).
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 from kubernetes import client
 
@@ -66,9 +67,10 @@ def test_moves_a_pdb_refuses_leave_no_taint_and_one_event_per_pod(
     blocked = [
         e for e in core_v1.list_namespaced_event(namespace).items if e.reason == "EvictionBlocked"
     ]
-    pods = {e.involved_object.name for e in blocked}
-    # One Event per refused pod, counted up once a cycle, not a new Event each time
-    # (the planner's tie-break picks the same pod each cycle: equal load, name order).
-    assert len(blocked) == len(pods)
-    assert sum(e.count or 1 for e in blocked) == sum(len(r.blocked) for r in reports)
-    assert max(e.count or 1 for e in blocked) == CYCLES
+    # One Event per refused pod, counted up each cycle it was refused, not a new Event
+    # each time. Which pod a cycle picks follows measured usage, which a scrape can tip
+    # between pods of equal load, so the counts are checked against the cycles' reports.
+    counts = Counter(e.involved_object.name for e in blocked)
+    assert max(counts.values()) == 1, f"several Events for one pod: {counts}"
+    refused = Counter(pod.name for report in reports for pod in report.blocked)
+    assert {e.involved_object.name: e.count or 1 for e in blocked} == refused
