@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.forecast_runs import Outcome
 from benchmarks.forecasting import Cost
-from benchmarks.forecasting_accuracy import accuracy_rows, score
+from benchmarks.forecasting_accuracy import accuracy_rows, mean_outcome, score
 from benchmarks.forecasting_coverage import WALK_SCORED, walk_standard_error
 
 
@@ -68,3 +68,16 @@ def test_coverage_error_is_the_spread_of_whole_walks() -> None:
     # Walks that agree leave no doubt; one walk says nothing about its spread.
     assert walk_standard_error(np.ones((2 * WALK_SCORED, 5), dtype=np.bool_), 2) == 0.0
     assert math.isnan(walk_standard_error(inside[:WALK_SCORED], 1))
+
+
+def test_the_anchors_mean_averages_forecasts_and_bounds_and_fails_with_any_of_them() -> None:
+    combined = mean_outcome([outcome([1.0, 3.0], 1.0, 0.2), outcome([3.0, 5.0], 3.0, 0.3)])
+    assert combined.mean is not None
+    assert combined.lower is not None
+    assert combined.upper is not None
+    assert combined.mean.tolist() == [2.0, 4.0]
+    assert combined.lower.tolist() == [0.0, 2.0]
+    assert combined.upper.tolist() == [4.0, 6.0]
+    assert combined.seconds == pytest.approx(0.5)
+    failed = Outcome(None, None, None, 0.1, "ValueError: no fit")
+    assert mean_outcome([outcome([1.0], 1.0), failed]).problem == "ValueError: no fit"
