@@ -213,11 +213,15 @@ def test_a_workload_worse_than_the_shadow_hpa_says_so_and_follows_it_when_asked(
         reliable = condition(status, "ForecastReliable")
         assert reliable["status"] == "False"
         assert "following the shadow HPA" in reliable["message"]
-        warnings = [
-            e for e in events_for(core_v1, namespace, "slow") if e.reason == "WorseThanReactive"
-        ]
-        assert warnings
-        assert warnings[0].type == "Warning"
+
+        def warned() -> list[Any]:
+            found = events_for(core_v1, namespace, "slow")
+            return [e for e in found if e.reason == "WorseThanReactive"]
+
+        # The status is written in the evaluation; its Event is posted after it, by
+        # kopf's event queue: seen in the status, the Event may not be there yet.
+        wait_for(lambda: bool(warned()), timeout=60, what="a WorseThanReactive Event")
+        assert warned()[0].type == "Warning"
 
         def follows() -> bool:
             now = read_status(custom_objects, namespace, "slow")
