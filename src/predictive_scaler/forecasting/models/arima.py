@@ -131,10 +131,16 @@ def approximate_criterion(variance: float, n: int, k: int, criterion: str) -> fl
     return aic
 
 
+def _roots_outside_unit_circle(lag_coefficients: FloatArray, margin: float) -> bool:
+    """Whether 1 + c_1 z + ... + c_k z^k has every root beyond 1 + ``margin`` in modulus."""
+    if not lag_coefficients.size:
+        return True
+    roots = np.roots(np.concatenate([[1.0], lag_coefficients])[::-1])
+    return bool((np.abs(roots) > 1.0 + margin).all())
+
+
 def _stationary_and_invertible(phi: FloatArray, theta: FloatArray) -> bool:
-    roots = [np.roots(np.concatenate([[1.0], -phi])[::-1]) if phi.size else np.empty(0)]
-    roots.append(np.roots(np.concatenate([[1.0], theta])[::-1]) if theta.size else np.empty(0))
-    return all(bool((np.abs(r) > 1.0 + 1e-6).all()) for r in roots)
+    return _roots_outside_unit_circle(-phi, 1e-6) and _roots_outside_unit_circle(theta, 1e-6)
 
 
 def on_invertibility_boundary(results: Any) -> bool:
@@ -146,8 +152,8 @@ def on_invertibility_boundary(results: Any) -> bool:
     on |root| = 1.00005 and forecast 41 for a load at 14 whose peak was 33;
     refitted from statsmodels' own start, the same order forecast 19.
     """
-    roots = np.asarray(results.maroots)
-    return bool(roots.size) and bool((np.abs(roots) < 1.0 + MA_ROOT_MARGIN).any())
+    theta = np.asarray(results.maparams, dtype=np.float64)
+    return not _roots_outside_unit_circle(theta, MA_ROOT_MARGIN)
 
 
 def differencing_order(y: FloatArray, max_d: int) -> int:
