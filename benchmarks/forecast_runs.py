@@ -50,8 +50,6 @@ OUTAGE_SECONDS = 3600.0
 STL_JUMP_SHARE = 0.1
 # statsforecast's MSTL gives the first season this seasonal window (R's 7 + 4k, k = 1).
 MSTL_SEASONAL_WINDOW = 11
-# How the report marks a choice made on the series minus the long history's seasonal profile.
-SEASON_SUFFIX = "+season"
 BoolArray = NDArray[np.bool_]
 
 
@@ -276,8 +274,6 @@ def auto_band(histories: Histories) -> Band:
         histories.recent, HORIZON, LEVEL, histories.now, long=histories.long
     )
     chose = forecaster.chosen or "?"
-    if forecaster.profile is not None and not chose.endswith(SEASON_SUFFIX):
-        chose += SEASON_SUFFIX
     return forecast.mean, forecast.lower, forecast.upper, "; ".join(forecast.notes), chose
 
 

@@ -20,6 +20,16 @@ from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.calibration import MIN_ERRORS, LiveErrors, conformal_offsets
 from predictive_scaler.forecasting.forecast import FloatArray, Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
+from predictive_scaler.forecasting.pathways import (
+    SEASON_SUFFIX,
+    Pathway,
+    combined_band,
+    combined_errors,
+    combined_name,
+    combined_score,
+    deseasonalised,
+    pathways_to_use,
+)
 from predictive_scaler.forecasting.registry import make_model
 from predictive_scaler.forecasting.seasons import (
     SeasonalProfile,
@@ -33,8 +43,8 @@ DEFAULT_REFRESH_SECONDS = 3600.0
 # it keeps the best scored so far: about three times the dearest measured
 # (3.6 s, auto with seasons on 10,800 points).
 DEFAULT_SELECTION_BUDGET_SECONDS = 10.0
-# Marks a model that forecasts the recent window minus the long history's seasonal profile.
-SEASON_SUFFIX = "+season"
+
+__all__ = ["SEASON_SUFFIX", "Pathway", "RefreshRequest", "Refreshed", "ScheduledSelection"]
 
 
 Delivery = Callable[["Refreshed | Exception"], None]
@@ -64,13 +74,10 @@ class RefreshRequest:
 
 @dataclass(frozen=True)
 class Refreshed:
-    """A selection's outcome: the fitted model and what it was chosen over."""
+    """A selection's outcome: the fitted pathways (their mean forecasts) and their backtests."""
 
-    fitted: ForecastModel = field(repr=False)
-    selection: ModelSelection | None = field(repr=False)
+    pathways: tuple[Pathway, ...]
     seasons: SeasonKnowledge | None
-    profile: SeasonalProfile | None = field(repr=False)
-    shift: float
     plain_scale: float
     selected_at: float
     cpu_seconds: float
@@ -84,11 +91,11 @@ class Refreshed:
 
 
 def refresh_model(request: RefreshRequest) -> Refreshed:
-    """Select on the window and on the window minus the seasons' profile; fit the better.
+    """Select on the window and on the window minus the seasons' profile; fit what takes part.
 
-    Both selections run before anything is fitted, so only the pathway
-    that won pays for its final fit (a fit costs as much as a few
-    candidates' backtests). Once ``budget_seconds`` of CPU are spent, no
+    Both selections run before anything is fitted, so a pathway left out
+    (:func:`~predictive_scaler.forecasting.pathways.pathways_to_use`) does
+    not pay for its final fit. Once ``budget_seconds`` of CPU are spent, no
     further candidate is scored; the best scored so far is fitted.
     """
     began = time.process_time()
@@ -105,24 +112,26 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
     series = request.series
     plain = _select(request, series, deadline)
     unscored = list(plain.unscored if plain is not None else ())
-    outcome = _Pathway(plain, series, None, 0.0)
+    pathways = [_Selected(plain, series, None, 0.0)]
     if profile is not None and knowledge is not None:
         if deadline is not None and time.process_time() > deadline:
             unscored.append(f"the seasonal profile of {knowledge.summary()}")
         else:
-            adjusted, shift = _deseasonalised(profile, request, series)
+            adjusted, shift = deseasonalised(profile, request.step_times, series)
             seasonal = _select(request, adjusted, deadline)
             unscored.extend(seasonal.unscored if seasonal is not None else ())
-            # A fixed model (not auto) has no backtest to compare: a season found is used.
-            if seasonal is None or plain is None or seasonal.best_error <= plain.best_error:
-                outcome = _Pathway(seasonal, adjusted, profile, shift)
-                knowledge = dataclasses.replace(knowledge, in_use=True)
+            use_plain, use_seasonal = pathways_to_use(plain, seasonal)
+            pathways = [
+                *(pathways if use_plain else ()),
+                *((_Selected(seasonal, adjusted, profile, shift),) if use_seasonal else ()),
+            ]
+            knowledge = dataclasses.replace(knowledge, in_use=use_seasonal)
     return Refreshed(
-        fitted=_fit(request, outcome.series, outcome.selection),
-        selection=outcome.selection,
+        pathways=tuple(
+            Pathway(_fit(request, way.series, way.selection), way.selection, way.profile, way.shift)
+            for way in pathways
+        ),
         seasons=knowledge,
-        profile=outcome.profile,
-        shift=outcome.shift,
         plain_scale=plain.scale if plain is not None else 1.0,
         selected_at=request.now,
         cpu_seconds=time.process_time() - began,
@@ -152,17 +161,10 @@ def backtest_cut(request: RefreshRequest, long_step_seconds: float) -> float:
     return float(request.step_times[origin]) - long_step_seconds
 
 
-def _deseasonalised(
-    profile: SeasonalProfile, request: RefreshRequest, series: FloatArray
-) -> tuple[FloatArray, float]:
-    """``series`` minus ``profile`` along its clock, shifted to stay non-negative; and the shift."""
-    base = profile.along(request.step_times[: series.size])
-    shift = max(0.0, float((base - series).max()))
-    return np.asarray(series - base + shift, dtype=np.float64), shift
-
-
 @dataclass(frozen=True)
-class _Pathway:
+class _Selected:
+    """A pathway selected and not yet fitted."""
+
     selection: ModelSelection | None
     series: FloatArray
     profile: SeasonalProfile | None
@@ -228,17 +230,13 @@ class ScheduledSelection:
         self.refresh_seconds = refresh_seconds
         self.season_length = season_length
         self.candidates = None if candidates is None else tuple(candidates)
-        self.selection: ModelSelection | None = None
-        self.fitted: ForecastModel | None = None
+        # The fitted pathways: the forecast is their mean (see pathways.py).
+        self.pathways: tuple[Pathway, ...] = ()
         self.fitted_at: float | None = None
         self.chosen: str | None = None
         # A season the user configured: used, not searched for, in the long history.
         self.seasonality_seconds = seasonality_seconds
         self.seasons: SeasonKnowledge | None = None
-        # The long history's seasonal profile when it won the backtest; the
-        # fitted model then sees the recent window minus it (plus ``shift``).
-        self.profile: SeasonalProfile | None = None
-        self.shift = 0.0
         # Naive's in-sample error on the recent window itself, so that scores
         # of a selection on the window minus the profile read on the same scale.
         self.plain_scale = 1.0
@@ -257,14 +255,41 @@ class ScheduledSelection:
         self._last_call: tuple[tuple[object, ...], Forecast] | None = None
 
     @property
+    def fitted(self) -> ForecastModel | None:
+        """The first pathway's model (the plain one when it takes part); None before any."""
+        return self.pathways[0].fitted if self.pathways else None
+
+    @property
+    def selection(self) -> ModelSelection | None:
+        """The first pathway's backtest selection; None before any, or for a fixed model."""
+        return self.pathways[0].selection if self.pathways else None
+
+    @property
+    def profile(self) -> SeasonalProfile | None:
+        """The long history's seasonal profile when a pathway forecasts with it."""
+        return next((way.profile for way in self.pathways if way.profile is not None), None)
+
+    @property
     def backtest_errors(self) -> dict[str, float]:
-        """Each candidate's backtest MASE in the last selection, scaled to the recent window."""
-        if self.selection is None:
-            return {}
-        if self.profile is None:
-            return dict(self.selection.scores)
-        factor = self.selection.scale / self.plain_scale
-        return {name + SEASON_SUFFIX: s * factor for name, s in self.selection.scores.items()}
+        """Each candidate's backtest MASE in the last selection, scaled to the recent window.
+
+        A seasonal pathway's candidates are marked with SEASON_SUFFIX; with
+        two pathways, their mean's own score is there under its name.
+        """
+        scores: dict[str, float] = {}
+        for way in self.pathways:
+            if way.selection is not None:
+                factor = way.selection.scale / self.plain_scale
+                scores |= {
+                    name + way.suffix: score * factor
+                    for name, score in way.selection.scores.items()
+                }
+        errors = combined_errors(self.pathways) if len(self.pathways) > 1 else None
+        if errors is not None:
+            scores[combined_name(self.pathways, self.model)] = combined_score(
+                errors, self.plain_scale
+            )
+        return scores
 
     @property
     def selecting(self) -> bool:
@@ -291,15 +316,14 @@ class ScheduledSelection:
             self._install(arrived)
 
     def _install(self, refreshed: Refreshed) -> None:
-        self.fitted, self.selection = refreshed.fitted, refreshed.selection
-        self.profile, self.shift = refreshed.profile, refreshed.shift
+        self.pathways = refreshed.pathways
         self.plain_scale, self.seasons = refreshed.plain_scale, refreshed.seasons
         self.fitted_at, self.unscored = refreshed.selected_at, refreshed.unscored
         self.failure, self._installed, self._last_call = None, refreshed, None
 
     def _needs_refresh(self, horizon: int, now: float) -> bool:
         return (
-            self.fitted is None
+            not self.pathways
             or self.fitted_at is None
             or now - self.fitted_at >= self.refresh_seconds
             or (self.selection is not None and self.selection.horizon < horizon)
@@ -318,9 +342,11 @@ class ScheduledSelection:
 
         On refresh, seasons are found in ``long`` (or ``seasonality_seconds``
         is used) and their profile, read along the recent window's clock,
-        competes against the plain selection: the models fit the window
-        minus the profile, and the profile is added back to their forecast.
-        Whichever backtests better is kept until the next refresh. The band
+        makes a second pathway beside the plain selection: its models fit
+        the window minus the profile, and the profile is added back to their
+        forecast. The forecast is the two pathways' mean (one alone when the
+        other backtests far worse; see :mod:`.pathways`) until the next
+        refresh, each updated with the new samples in between. The band
         comes from the errors of the forecasts this object really made, once
         there are enough of them (:class:`LiveErrors`), else from the backtest.
         """
@@ -343,25 +369,20 @@ class ScheduledSelection:
         if self._needs_refresh(horizon, now):
             self._refresh(series, step_times, horizon, now, long)
         else:
-            assert self.fitted is not None  # checked by _needs_refresh
-            self.fitted.update(self._adjusted(series, step_times))
-        if self.fitted is None:
+            self._update(series, step_times)
+        if not self.pathways:
             why = f" ({self.failure})" if self.failure else ""
             raise ModelPendingError(f"selecting a model for the first time{why}")
-        self.chosen = self.fitted.chosen_ if isinstance(self.fitted, Auto) else self.model
-        if self.profile is not None:
-            self.chosen += SEASON_SUFFIX
-        inner = self.fitted.predict(horizon, level)
-        back = self._seasonal_part(step_times[series.size :])
-        mean = np.clip(inner.mean + back, 0.0, None)
-        lower, upper = inner.lower + back, inner.upper + back
+        self.chosen = combined_name(self.pathways, self.model)
+        inner = combined_band(self.pathways, step_times[series.size :], level)
+        mean = np.clip(inner.mean, 0.0, None)
+        lower, upper = inner.lower, inner.upper
         if len(self.live_errors) >= MIN_ERRORS:
             low, high = conformal_offsets(self.live_errors.table(horizon), horizon, level)
             lower, upper = mean + low, mean + high
         self.live_errors.record(mean, last)
-        name = inner.model + (SEASON_SUFFIX if self.profile is not None else "")
         forecast = Forecast(
-            name,
+            inner.model,
             mean,
             np.clip(np.minimum(lower, mean), 0.0, None),
             np.clip(np.maximum(upper, mean), 0.0, None),
@@ -371,14 +392,9 @@ class ScheduledSelection:
         self._last_call = (asked, forecast)
         return forecast
 
-    def _seasonal_part(self, times: FloatArray) -> FloatArray | float:
-        return 0.0 if self.profile is None else self.profile.along(times) - self.shift
-
-    def _adjusted(self, series: FloatArray, step_times: FloatArray) -> FloatArray:
-        if self.profile is None:
-            return series
-        adjusted = series - self.profile.along(step_times[: series.size]) + self.shift
-        return np.asarray(np.clip(adjusted, 0.0, None), dtype=np.float64)
+    def _update(self, series: FloatArray, step_times: FloatArray) -> None:
+        for way in self.pathways:
+            way.fitted.update(way.adjusted(series, step_times))
 
     def _refresh(
         self,
@@ -407,5 +423,4 @@ class ScheduledSelection:
         if self._submitted is None:
             self.submit(request, self.deliver)
             self._submitted = request
-        if self.fitted is not None:
-            self.fitted.update(self._adjusted(series, step_times))
+        self._update(series, step_times)

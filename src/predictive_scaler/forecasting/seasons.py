@@ -271,7 +271,7 @@ class SeasonKnowledge:
     history_seconds: float
     waiting_for: float | None
     needed_seconds: float
-    in_use: bool  # the seasonal profile won the backtest against the plain models
+    in_use: bool  # the seasonal profile shapes the forecast (pathways.pathways_to_use)
     cold: bool = False
     looked_for: tuple[float, ...] = CANDIDATE_PERIODS
 

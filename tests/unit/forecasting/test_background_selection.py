@@ -52,7 +52,7 @@ def test_an_over_budget_refresh_says_so_and_still_fits() -> None:
 
     assert refreshed.over_budget
     assert "holt" in refreshed.unscored
-    assert refreshed.fitted.predict(3, 0.9).mean.shape == (3,)
+    assert refreshed.pathways[0].fitted.predict(3, 0.9).mean.shape == (3,)
 
 
 def test_requests_and_outcomes_cross_a_process_boundary() -> None:

@@ -55,7 +55,7 @@ def test_a_worker_selects_in_another_process() -> None:
             outcome = await workers.select(request)
         finally:
             workers.shutdown()
-        return outcome.selected_at, outcome.fitted.predict(5, 0.9).model
+        return outcome.selected_at, outcome.pathways[0].fitted.predict(5, 0.9).model
 
     selected_at, model = asyncio.run(select())
 
@@ -105,6 +105,6 @@ def test_a_sigterm_to_the_process_group_leaves_the_workers_to_the_operator() -> 
             assert set(workers._pool._processes) == {worker}
         finally:
             workers.shutdown()
-        return outcome.fitted.predict(3, 0.9).model
+        return outcome.pathways[0].fitted.predict(3, 0.9).model
 
     assert asyncio.run(select_after_sigterm()) == "naive"
