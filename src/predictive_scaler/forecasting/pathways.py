@@ -134,6 +134,9 @@ def combined_score(errors: FloatArray, scale: float) -> float:
 def combined_band(pathways: Sequence[Pathway], times: FloatArray, level: float) -> Forecast:
     """The pathways' mean forecast at ``times`` with its band (not yet clipped at zero).
 
+    It is named after the models in use (as :func:`combined_name`), which is
+    what the decision's words and the status say forecast the load.
+
     The band is calibrated on the mean's own backtest errors (split
     conformal, as auto's is) when there are enough; else it is the mean of
     the pathways' bands.
@@ -143,7 +146,7 @@ def combined_band(pathways: Sequence[Pathway], times: FloatArray, level: float) 
     names: list[str] = []
     for pathway in pathways:
         inner = pathway.fitted.predict(times.size, level)
-        names.append(inner.model + pathway.suffix)
+        names.append(pathway.chosen(inner.model))
         back = pathway.seasonal_part(times)
         means.append(inner.mean + back)
         lowers.append(inner.lower + back)
