@@ -202,3 +202,21 @@ def test_scheduled_selection_refuses_bad_settings_and_data() -> None:
         ScheduledSelection("nope")
     with pytest.raises(ValueError, match="finite"):
         ScheduledSelection("brown").forecast_series(timed(np.array([np.nan, np.inf])), 2, 0.9, 0.0)
+
+
+def test_a_fitted_and_updated_arima_keeps_no_kalman_buffers_and_forecasts_as_before() -> None:
+    model = Arima().fit(SERIES[:250])
+    for window in (SERIES[:250], SERIES[:260]):
+        if window.size > model.y_.size:
+            model.update(window)
+        ssm = model.results_.model.ssm
+        assert not ssm._kalman_filters
+        assert not ssm._kalman_smoothers
+        # A model that keeps its buffers, filtered with the same parameters, agrees.
+        params = model.results_.params
+        kept = model.results_.model.clone(window[-model.max_window :]).filter(params)
+        assert kept.model.ssm._kalman_filters
+        expected = kept.get_forecast(5).summary_frame(alpha=0.1)
+        forecast = model.predict(5, 0.9)
+        np.testing.assert_allclose(forecast.mean, np.clip(expected["mean"], 0, None))
+        np.testing.assert_allclose(forecast.upper, np.clip(expected["mean_ci_upper"], 0, None))
