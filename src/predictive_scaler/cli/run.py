@@ -13,7 +13,7 @@ from typing import Any
 import kopf
 from kubernetes import config
 
-from predictive_scaler.operator.apiclient import CountingApiClient
+from predictive_scaler.operator.apiclient import operator_api_client
 from predictive_scaler.operator.handlers import OperatorState
 from predictive_scaler.operator.kube import Kubernetes
 from predictive_scaler.operator.leadership import Leadership
@@ -77,7 +77,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"predictive-scaler run: no Kubernetes connection: {error}", file=sys.stderr)
         return 2
     kopf.configure(verbose=args.verbose)
-    api = CountingApiClient()
+    api = operator_api_client(settings.evaluation_workers)
     lost: list[str] = []
 
     def leadership_lost() -> None:
