@@ -13,9 +13,9 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.metrics import DEFAULT_UNDER_WEIGHT
 from predictive_scaler.forecasting.models.baseline import Naive
 from predictive_scaler.forecasting.selection import (
-    RANGE_MARGIN,
     ModelSelection,
     RankedModel,
+    beyond_range,
     select_model,
 )
 
@@ -39,11 +39,7 @@ def leaves_typical_range(y: FloatArray, forecast: FloatArray) -> bool:
     at the window's end is the load, not an outlier.
     """
     low, high = np.percentile(y, TYPICAL_PERCENTILES)
-    low, high = min(float(low), float(y[-1])), max(float(high), float(y[-1]))
-    span = max(high - low, 1e-9 + 0.1 * abs(high))
-    return bool(
-        forecast.max() > high + RANGE_MARGIN * span or forecast.min() < low - RANGE_MARGIN * span
-    )
+    return beyond_range(forecast, min(float(low), float(y[-1])), max(float(high), float(y[-1])))
 
 
 class Auto(ForecastModel):

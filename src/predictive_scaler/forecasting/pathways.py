@@ -65,8 +65,7 @@ class Pathway:
         """``series`` as this pathway's model sees it (``step_times`` its clock, and beyond)."""
         if self.profile is None:
             return series
-        adjusted = series - self.profile.along(step_times[: series.size]) + self.shift
-        return np.asarray(np.clip(adjusted, 0.0, None), dtype=np.float64)
+        return _minus(self.profile.along(step_times[: series.size]), series, self.shift)
 
     def seasonal_part(self, times: FloatArray) -> FloatArray | float:
         """What turns the model's forecast at ``times`` back into load."""
@@ -79,7 +78,12 @@ def deseasonalised(
     """``series`` minus ``profile`` along its clock, shifted to stay non-negative; and the shift."""
     base = profile.along(step_times[: series.size])
     shift = max(0.0, float((base - series).max()))
-    return np.asarray(series - base + shift, dtype=np.float64), shift
+    return _minus(base, series, shift), shift
+
+
+def _minus(base: FloatArray, series: FloatArray, shift: float) -> FloatArray:
+    """``series`` minus the profile's ``base`` along its clock, plus ``shift``; never below zero."""
+    return np.asarray(np.clip(series - base + shift, 0.0, None), dtype=np.float64)
 
 
 def pathways_to_use(

@@ -373,8 +373,8 @@ class ScheduledSelection:
         if not self.pathways:
             why = f" ({self.failure})" if self.failure else ""
             raise ModelPendingError(f"selecting a model for the first time{why}")
-        self.chosen = combined_name(self.pathways, self.model)
         inner = combined_band(self.pathways, step_times[series.size :], level)
+        self.chosen = inner.model  # named after the models in use, as combined_name does
         mean = np.clip(inner.mean, 0.0, None)
         lower, upper = inner.lower, inner.upper
         if len(self.live_errors) >= MIN_ERRORS:

@@ -119,19 +119,21 @@ def robust_score(per_origin: FloatArray) -> float:
     return float((1.0 - TAIL_WEIGHT) * ordered.mean() + TAIL_WEIGHT * tail.mean())
 
 
+def beyond_range(forecast: FloatArray, low: float, high: float) -> bool:
+    """Whether ``forecast`` goes further than RANGE_MARGIN spans of [low, high] outside it."""
+    span = max(high - low, 1e-9 + 0.1 * abs(high))
+    return bool(
+        forecast.max() > high + RANGE_MARGIN * span or forecast.min() < low - RANGE_MARGIN * span
+    )
+
+
 def _left_range(y: FloatArray, errors: FloatArray, origins: list[int]) -> int:
     """How many origins' forecasts left their training window's range by more than its span."""
     breaches = 0
     for row, origin in enumerate(origins):
         window = y[:origin]
-        low, high = float(window.min()), float(window.max())
-        span = max(high - low, 1e-9 + 0.1 * abs(high))
         forecast = y[origin : origin + errors.shape[1]] - errors[row]
-        if (
-            forecast.max() > high + RANGE_MARGIN * span
-            or forecast.min() < low - RANGE_MARGIN * span
-        ):
-            breaches += 1
+        breaches += beyond_range(forecast, float(window.min()), float(window.max()))
     return breaches
 
 
