@@ -9,6 +9,7 @@ from predictive_scaler.forecasting.models.arima import Arima, ArimaRbf
 from predictive_scaler.forecasting.models.baseline import Naive, SeasonalNaive
 from predictive_scaler.forecasting.models.grey import GM11, GreyExponentialSmoothing
 from predictive_scaler.forecasting.models.smoothing import Brown, Ets, Holt
+from predictive_scaler.forecasting.models.theta import Theta
 from predictive_scaler.forecasting.models.trees import GradientBoostedTrees
 from predictive_scaler.forecasting.seasonal import SUFFIX, Deseasonalized
 
@@ -20,6 +21,7 @@ BASE_MODELS: dict[str, type[ForecastModel]] = {
         Brown,
         Holt,
         Ets,
+        Theta,
         GM11,
         GreyExponentialSmoothing,
         Arima,

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from statsmodels.tsa.arima.model import ARIMA
 from statsmodels.tsa.exponential_smoothing.ets import ETSModel
+from statsmodels.tsa.forecasting.theta import ThetaModel
 
 from predictive_scaler.forecasting.models.arima import (
     APPROXIMATE_ABOVE,
@@ -20,6 +21,7 @@ from predictive_scaler.forecasting.models.arima import (
 from predictive_scaler.forecasting.models.baseline import Naive, SeasonalNaive
 from predictive_scaler.forecasting.models.grey import GM11, fit_gm11, precision_grade
 from predictive_scaler.forecasting.models.smoothing import ETS_CONFIGS, Brown, Ets, Holt
+from predictive_scaler.forecasting.models.theta import Theta, prefix_slopes
 from tests.conftest import seasonal_load
 
 GREY_EXAMPLE = np.array([2.874, 3.278, 3.337, 3.390, 3.679])
@@ -238,3 +240,30 @@ def test_seasonal_naive_repeats_the_last_season() -> None:
 def test_seasonal_naive_without_a_full_season_is_naive() -> None:
     model = SeasonalNaive(season_length=10).fit([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(model.predict(2).mean, [3.0, 3.0])
+
+
+@pytest.mark.parametrize("drift", [0.3, 0.0, -0.2])
+def test_theta_forecasts_as_statsmodels_theta_model(drift: float) -> None:
+    y = 80.0 + np.cumsum(np.random.default_rng(3).normal(drift, 1.0, 250))
+    expected = ThetaModel(y, deseasonalize=False).fit().forecast(6)
+    np.testing.assert_allclose(Theta().fit(y).predict(6).mean, expected, rtol=1e-9)
+
+
+def test_theta_with_a_given_weight_does_not_estimate_it() -> None:
+    y = seasonal_load(120)
+    assert Theta(alpha=0.25).fit(y).alpha_ == 0.25
+    assert 0.0 <= Theta().fit(y).alpha_ <= 1.0
+
+
+def test_theta_without_smoothing_drifts_from_the_first_value() -> None:
+    # alpha = 0 keeps the first value as the level; the drift then spans the whole window.
+    y = np.array([10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 22.0, 24.0, 26.0, 28.0])
+    mean = Theta(alpha=0.0).fit(y).predict(2).mean
+    np.testing.assert_allclose(mean, [10.0 + 1.0 * 10, 10.0 + 1.0 * 11])
+
+
+def test_prefix_slopes_are_least_squares_slopes() -> None:
+    y = np.random.default_rng(4).normal(0.0, 1.0, 40).cumsum()
+    ends = np.array([2, 7, 25, 40])
+    expected = [np.polyfit(np.arange(end), y[:end], 1)[0] for end in ends]
+    np.testing.assert_allclose(prefix_slopes(y, ends), expected, rtol=1e-9, atol=1e-12)

@@ -19,7 +19,7 @@ def origin_by_origin(model: ForecastModel) -> np.ndarray:
     return ForecastModel.rolling_means(fitted, SERIES, ORIGINS, 3)
 
 
-@pytest.mark.parametrize("name", ["brown", "holt", "ets", "arima", "arima_rbf", "gbdt"])
+@pytest.mark.parametrize("name", ["brown", "holt", "ets", "theta", "arima", "arima_rbf", "gbdt"])
 def test_forecasting_every_origin_at_once_matches_updating_at_each(name: str) -> None:
     model = make_model(name)
     fitted = model.clone().fit(SERIES[: ORIGINS[0]])
@@ -28,7 +28,7 @@ def test_forecasting_every_origin_at_once_matches_updating_at_each(name: str) ->
 
 
 def test_forecast_mean_is_the_mean_of_predict() -> None:
-    for name in ("naive", "brown", "holt", "arima", "gbdt", "grey_es"):
+    for name in ("naive", "brown", "holt", "theta", "arima", "gbdt", "grey_es"):
         model = make_model(name).fit(SERIES)
         np.testing.assert_allclose(model.forecast_mean(4), model.predict(4).mean, rtol=1e-12)
 
