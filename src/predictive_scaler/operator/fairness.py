@@ -159,9 +159,14 @@ class FairQueue:
         self._estimates.pop(key, None)
 
     def _dispatch(self) -> None:
-        while self.busy < self.seats and self._waiting:
+        # A waiter whose task was cancelled has its future cancelled at once but
+        # leaves the queue only when its task next runs: it is passed over, not
+        # granted (granting it would raise in whoever freed the seat).
+        while self.busy < self.seats and (
+            live := [waiter for waiter in self._waiting if not waiter.granted.done()]
+        ):
             waiter = min(
-                self._waiting,
+                live,
                 key=lambda w: (
                     self._flows.charged[w.flow],
                     self._members.charged[_member_key(w.flow, w.member)],

@@ -123,6 +123,40 @@ def test_seats_are_bounded_and_freed_by_cancellation() -> None:
     assert left == 0
 
 
+def test_a_waiter_cancelled_as_a_seat_frees_is_passed_over_not_granted() -> None:
+    # task.cancel() cancels the waiter's future at once, but its own cleanup runs
+    # a turn later: a seat freed in between must go to the next live waiter,
+    # and the one leaving it must not fail for the cancelled one (at shutdown,
+    # or when an object is deleted, that failure hit an unrelated selection).
+    async def scenario() -> tuple[BaseException | None, list[str], int]:
+        queue = FairQueue(1)
+        release = asyncio.Event()
+        ran: list[str] = []
+
+        async def job(name: str) -> None:
+            async with queue.seat("ns", name):
+                ran.append(name)
+                if name == "holder":
+                    await release.wait()
+
+        holder = asyncio.create_task(job("holder"))
+        await asyncio.sleep(0)
+        cancelled, live = asyncio.create_task(job("cancelled")), asyncio.create_task(job("live"))
+        await asyncio.sleep(0)
+        assert queue.depth == 2
+        release.set()  # the holder leaves on the next turn, before the cancelled one cleans up
+        cancelled.cancel()
+        outcomes = await asyncio.gather(holder, cancelled, live, return_exceptions=True)
+        failure = outcomes[0] if isinstance(outcomes[0], BaseException) else None
+        return failure, ran, queue.busy + queue.depth
+
+    failure, ran, left = asyncio.run(scenario())
+
+    assert failure is None
+    assert ran == ["holder", "live"]
+    assert left == 0
+
+
 def test_one_namespace_may_hold_every_seat_at_once_and_give_them_all_back() -> None:
     async def scenario() -> tuple[int, list[str]]:
         clock = Clock()
