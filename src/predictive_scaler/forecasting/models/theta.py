@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 from statsmodels.tsa.forecasting.theta import ThetaModel
 
 from predictive_scaler.forecasting.base import ForecastModel, guarded_means
@@ -15,7 +16,9 @@ from predictive_scaler.forecasting.models.smoothing import exponential_filter
 THETA = 2.0
 
 
-def drift_steps(alpha: float, observations: FloatArray | int, h: FloatArray) -> FloatArray:
+def drift_steps(
+    alpha: float, observations: NDArray[np.intp] | FloatArray | int, h: FloatArray
+) -> FloatArray:
     """How many slopes of drift the forecast at steps ``h`` carries (statsmodels' formula).
 
     h - 1 + (1 - (1 - alpha)^n) / alpha, which tends to h - 1 + n as alpha
@@ -26,7 +29,7 @@ def drift_steps(alpha: float, observations: FloatArray | int, h: FloatArray) -> 
     return np.asarray(h - 1.0 + start, dtype=np.float64)
 
 
-def prefix_slopes(y: FloatArray, ends: FloatArray) -> FloatArray:
+def prefix_slopes(y: FloatArray, ends: NDArray[np.intp]) -> FloatArray:
     """The least-squares slope of ``y[:end]`` on time, for every ``end``, from running sums."""
     t = np.arange(y.size, dtype=np.float64)
     sum_t, sum_y, sum_ty = (np.concatenate([[0.0], np.cumsum(v)]) for v in (t, y, t * y))
@@ -78,7 +81,7 @@ class Theta(ForecastModel):
     def _update(self, y: FloatArray) -> FloatArray:
         window = y[-self.max_window :]
         self.levels_ = exponential_filter(window, self.alpha_)
-        self.slope_ = float(prefix_slopes(window, np.array([window.size]))[0])
+        self.slope_ = float(prefix_slopes(window, np.array([window.size], dtype=np.intp))[0])
         self.observations_ = window.size
         # One-step forecasts from each point with the window's slope.
         steps = drift_steps(self.alpha_, np.arange(1.0, window.size), np.ones(1))[:, 0]
@@ -99,7 +102,7 @@ class Theta(ForecastModel):
         # start, one pass and running sums give every origin's state.
         if self.is_degraded or origins[-1] > self.max_window:
             return super().rolling_means(y, origins, horizon)
-        ends = np.asarray(origins)
+        ends = np.asarray(origins, dtype=np.intp)
         levels = exponential_filter(y[: ends[-1]], self.alpha_)[ends - 1]
         slopes = prefix_slopes(y[: ends[-1]], ends)
         steps = np.arange(1, horizon + 1, dtype=np.float64)
