@@ -14,6 +14,7 @@ from predictive_scaler.forecasting.models.smoothing import exponential_filter
 
 # The classic method's theta line: the drift is (1 - 1/THETA) of the linear trend's slope.
 THETA = 2.0
+DRIFT_SHARE = 1.0 - 1.0 / THETA
 
 
 def drift_steps(
@@ -80,21 +81,20 @@ class Theta(ForecastModel):
 
     def _update(self, y: FloatArray) -> FloatArray:
         window = y[-self.max_window :]
-        self.levels_ = exponential_filter(window, self.alpha_)
+        levels = exponential_filter(window, self.alpha_)
+        # The last level is all a forecast needs; a workload keeps this model for an hour.
+        self.level_ = float(levels[-1])
         self.slope_ = float(prefix_slopes(window, np.array([window.size], dtype=np.intp))[0])
         self.observations_ = window.size
         # One-step forecasts from each point with the window's slope.
         steps = drift_steps(self.alpha_, np.arange(1.0, window.size), np.ones(1))[:, 0]
-        one_step = self.levels_[:-1] + self._drift() * steps
+        one_step = levels[:-1] + DRIFT_SHARE * self.slope_ * steps
         return np.asarray(window[1:] - one_step, dtype=np.float64)
-
-    def _drift(self, slope: float | FloatArray | None = None) -> float | FloatArray:
-        return (1.0 - 1.0 / THETA) * (self.slope_ if slope is None else slope)
 
     def _predict_mean(self, h: int) -> FloatArray:
         steps = np.arange(1, h + 1, dtype=np.float64)
         growth = drift_steps(self.alpha_, self.observations_, steps)
-        return np.asarray(self.levels_[-1] + self._drift() * growth, dtype=np.float64)
+        return np.asarray(self.level_ + DRIFT_SHARE * self.slope_ * growth, dtype=np.float64)
 
     def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
         # An update smooths its window from its first value with the fitted
@@ -107,7 +107,7 @@ class Theta(ForecastModel):
         slopes = prefix_slopes(y[: ends[-1]], ends)
         steps = np.arange(1, horizon + 1, dtype=np.float64)
         growth = drift_steps(self.alpha_, ends, steps)
-        means = levels[:, None] + np.asarray(self._drift(slopes))[:, None] * growth
+        means = levels[:, None] + DRIFT_SHARE * slopes[:, None] * growth
         return guarded_means(means, y, origins)
 
     def clone_with_fitted_structure(self) -> ForecastModel:
