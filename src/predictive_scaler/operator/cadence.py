@@ -20,7 +20,8 @@ a period away; nearer, that turn uses the model anyway. Every early turn is
 one more for the queue, and they come in waves: at start-up every object's
 first selection lands within minutes, and on 1,000 objects every late gap
 fell in those minutes, in the busiest of them (a third more turns than the
-steady rhythm), and none after.
+steady rhythm), and none after. So an early turn also waits for a seat that
+no due turn wants (:mod:`.fairness`): the wave is served from spare seats.
 """
 
 from __future__ import annotations

@@ -17,11 +17,18 @@ What is taken from Kubernetes' API Priority and Fairness (KEP-1040):
 - **Bounded seats.** The seats are the workers behind the queue (threads
   for evaluations, processes for selections); kopf's own concurrency is
   per object (one daemon each), so the bound has to be here.
+- **Two levels of priority.** Work that is due goes before work that only
+  may run early (an object's turn woken by a new model, its next turn
+  still a while away): early work takes a seat only when no due work is
+  waiting, and becomes due work itself at its due time. APF's levels keep
+  one kind of request from taking the seats another needs; here they keep
+  a wave of early turns (every object's first model lands within minutes
+  of a start) from making due turns late.
 
 Not taken: shuffle sharding (a queue per namespace is cheap, no hashing
-onto a fixed set is needed), priority levels (one kind of work per queue;
-evaluations and selections have separate queues and seats), and rejection
-of queued work (each object queues at most one item per queue).
+onto a fixed set is needed), separate seats per level (evaluations and
+selections already have their own queues and seats), and rejection of
+queued work (each object queues at most one item per queue).
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ class _Waiter:
     enqueued: float
     granted: asyncio.Future[None] = field(repr=False)
     estimate: float = 0.0
+    # Clock time from which the work is due; before it, it may only run early.
+    due_at: float | None = None
 
 
 class _Charges:
@@ -121,8 +130,14 @@ class FairQueue:
         return len(self._waiting)
 
     @contextlib.asynccontextmanager
-    async def seat(self, flow: str, member: str) -> AsyncIterator[float]:
-        """Wait for a seat, fairly; yields the seconds waited. The seat is freed on exit."""
+    async def seat(
+        self, flow: str, member: str, *, due_at: float | None = None
+    ) -> AsyncIterator[float]:
+        """Wait for a seat, fairly; yields the seconds waited. The seat is freed on exit.
+
+        With ``due_at`` (a time on the queue's clock) the work may run early:
+        until then it takes only a seat that no due work is waiting for.
+        """
         key = _member_key(flow, member)
         waiter = _Waiter(
             flow,
@@ -130,6 +145,7 @@ class FairQueue:
             next(self._order),
             self._clock(),
             asyncio.get_running_loop().create_future(),
+            due_at=due_at,
         )
         self._flows.join(flow)
         self._members.join(key)
@@ -165,8 +181,10 @@ class FairQueue:
         while self.busy < self.seats and (
             live := [waiter for waiter in self._waiting if not waiter.granted.done()]
         ):
+            now = self._clock()
+            due = [w for w in live if w.due_at is None or w.due_at <= now]
             waiter = min(
-                live,
+                due or live,
                 key=lambda w: (
                     self._flows.charged[w.flow],
                     self._members.charged[_member_key(w.flow, w.member)],

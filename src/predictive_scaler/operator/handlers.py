@@ -324,8 +324,12 @@ def _submitter(
 
 async def _rest(
     stopped: kopf.DaemonStopped, wake: asyncio.Event, cadence: Cadence, period: float
-) -> None:
-    """Until the next turn is due, the object is deleted, or a new model is worth a turn."""
+) -> bool:
+    """Until the next turn is due, the object is deleted, or a new model is worth a turn.
+
+    True when a new model woke it early: that turn then yields its seat to
+    turns that are due (see :mod:`.fairness`) until it is due itself.
+    """
     while (seconds := cadence.due - time.monotonic()) > 0:
         woken = asyncio.ensure_future(wake.wait())
         stop = asyncio.ensure_future(stopped.wait(seconds))
@@ -338,8 +342,9 @@ async def _rest(
             break
         wake.clear()
         if cadence.takes_wake(time.monotonic(), period):
-            return
+            return True
     wake.clear()
+    return False
 
 
 def _in_shard(labels: kopf.Labels, memo: kopf.Memo, **_: Any) -> bool:
@@ -386,6 +391,7 @@ async def evaluate(
         metrics_token=token,
     )
     cadence = Cadence(due=time.monotonic())
+    early = False
     try:
         while not stopped:
             period = _sync_seconds(spec)
@@ -397,7 +403,9 @@ async def evaluate(
             )
             began = time.monotonic()
             try:
-                async with state.evaluations.seat(namespace, uid) as waited:
+                async with state.evaluations.seat(
+                    namespace, uid, due_at=cadence.due if early else None
+                ) as waited:
                     began = time.monotonic()
                     metrics.QUEUE_WAIT.labels("evaluation").observe(waited)
                     lateness = cadence.started(began, waited, period)
@@ -423,7 +431,7 @@ async def evaluate(
                 cadence.last_duration = time.monotonic() - began
                 metrics.RECONCILE_SECONDS.observe(cadence.last_duration)
             cadence.finished(began, period)
-            await _rest(stopped, wake, cadence, period)
+            early = await _rest(stopped, wake, cadence, period)
     finally:
         state.runtimes.pop(uid, None)
         state.written.pop(uid, None)

@@ -19,10 +19,14 @@ class Clock:
         return self.now
 
 
-async def run_jobs(
-    queue: FairQueue, clock: Clock, jobs: Sequence[tuple[str, str, float]]
-) -> list[str]:
-    """Queue every job behind a gate; each advances the clock by its cost. The order they ran."""
+Job = tuple[str, str, float] | tuple[str, str, float, float]
+
+
+async def run_jobs(queue: FairQueue, clock: Clock, jobs: Sequence[Job]) -> list[str]:
+    """Queue every job behind a gate; each advances the clock by its cost. The order they ran.
+
+    A fourth item is the job's due time: until then it may only run early.
+    """
     ran: list[str] = []
     gate = asyncio.Event()
 
@@ -32,8 +36,8 @@ async def run_jobs(
                 await seats.enter_async_context(queue.seat("gate", str(seat)))
             await gate.wait()
 
-    async def job(flow: str, member: str, cost: float) -> None:
-        async with queue.seat(flow, member):
+    async def job(flow: str, member: str, cost: float, due_at: float | None = None) -> None:
+        async with queue.seat(flow, member, due_at=due_at):
             ran.append(f"{flow}/{member}")
             clock.now += cost
             await asyncio.sleep(0)  # let the others queue while this one holds its seat
@@ -91,6 +95,46 @@ def test_an_idle_namespace_banks_no_credit() -> None:
 
     # Interleaved from the start, not the quiet one first for 100 s of "credit".
     assert flows[:4].count("busy") == 2, flows
+
+
+def test_due_turns_go_before_early_ones_that_queued_first() -> None:
+    async def scenario() -> list[str]:
+        clock = Clock()
+        queue = FairQueue(1, clock=clock)
+        early = [("ns", f"early{i}", 1.0, 100.0) for i in range(3)]
+        return await run_jobs(queue, clock, [*early, ("ns", "due", 1.0)])
+
+    ran = asyncio.run(scenario())
+
+    assert ran == ["ns/due", "ns/early0", "ns/early1", "ns/early2"], ran
+
+
+def test_an_early_turn_takes_a_seat_no_due_turn_wants_at_once() -> None:
+    async def scenario() -> float:
+        queue = FairQueue(1, clock=Clock())
+
+        async def take() -> float:
+            async with queue.seat("ns", "early", due_at=100.0) as waited:
+                return waited
+
+        # Granted on the spot, or never: the deadline only turns a hang into a failure.
+        return await asyncio.wait_for(take(), timeout=10.0)
+
+    assert asyncio.run(scenario()) == 0.0
+
+
+def test_an_early_turn_competes_as_due_once_its_time_comes() -> None:
+    async def scenario() -> list[str]:
+        clock = Clock()
+        queue = FairQueue(1, clock=clock)
+        # "other" runs first and takes 5 s: by then "early" (due at 3 s) is due
+        # and, having queued before "late", goes before it.
+        jobs: list[Job] = [("ns", "early", 1.0, 3.0), ("ns", "other", 5.0), ("ns", "late", 1.0)]
+        return await run_jobs(queue, clock, jobs)
+
+    ran = asyncio.run(scenario())
+
+    assert ran == ["ns/other", "ns/early", "ns/late"], ran
 
 
 def test_seats_are_bounded_and_freed_by_cancellation() -> None:
