@@ -21,10 +21,10 @@ import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling import DEFAULT_BEHAVIOR
-from predictive_scaler.scaling.spec import ROUNDING
 from predictive_scaler.simulation import Outcome, ReplayResult, replay
 from predictive_scaler.simulation.elasticity import METRICS, demand, elasticity
 from predictive_scaler.simulation.hpa import HpaPolicy
+from predictive_scaler.simulation.replay import overloaded as overloaded_steps
 from predictive_scaler_dev.demo.load import Tick
 from predictive_scaler_dev.demo.scenario import Scenario
 
@@ -60,13 +60,12 @@ def measured(ticks: Sequence[Tick], scenario: Scenario) -> Outcome:
     wall = np.clip(ends - seconds, 0.0, None)
     trace_minutes = wall * scenario.compression / 60.0
     load = np.array([t.load for t in scored])
-    served = np.array([t.running for t in scored]) * scenario.capacity_cores
+    running = np.array([t.running for t in scored])
     replicas = np.array([t.replicas for t in scored])
-    shortfall = load - served
-    overloaded = shortfall > ROUNDING * scenario.capacity_cores
+    shortfall = load - running * scenario.capacity_cores
+    overloaded = overloaded_steps(load, running, scenario.capacity_cores)
     previous = np.array([t.replicas for t in ticks if t.seconds < scored_from][-1:])
     changes = np.diff(np.concatenate((previous, replicas)))
-    running = np.array([t.running for t in scored])
     return Outcome(
         overload_minutes=float(trace_minutes[overloaded].sum()),
         replica_minutes=float((replicas * trace_minutes).sum()),
