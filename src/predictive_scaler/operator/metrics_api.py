@@ -35,7 +35,7 @@ from kubernetes.client.exceptions import ApiException
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.operator.apiclient import CountingApiClient
 from predictive_scaler.operator.recording import Recorder
-from predictive_scaler.operator.resource import quantity
+from predictive_scaler.operator.resource import MAX_SYNC_SECONDS, quantity
 from predictive_scaler.operator.shard import selector_matcher
 from predictive_scaler.operator.sources import (
     CPU,
@@ -53,8 +53,9 @@ GROUP, VERSION = "metrics.k8s.io", "v1beta1"
 # metrics-server's default --metric-resolution: a faster poll reads the same answer.
 DEFAULT_POLL_SECONDS = 15.0
 # An object's load that has not been asked for this long is forgotten (a deleted
-# object); nodes and pods as soon as a poll no longer lists them.
-FORGET_AFTER_SECONDS = 3600.0
+# object): two of the longest syncPeriod, so a live object's turn, even a late
+# one, always finds its record. Nodes and pods as soon as a poll no longer lists them.
+FORGET_AFTER_SECONDS = 2 * MAX_SYNC_SECONDS
 # Polls that may fail in a row before reads say the record is stale.
 STALE_AFTER_POLLS = 3
 # How far an object's newest answer is carried into the slots after it, as

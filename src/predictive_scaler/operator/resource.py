@@ -109,6 +109,10 @@ MAX_LONG_HISTORY_POINTS = 4 * MAX_HISTORY_POINTS
 # The floor of syncPeriod the operator documents: an evaluation costs two
 # Prometheus queries and two API requests, and samples come no faster than scrapes.
 MIN_SYNC_SECONDS = 2.0
+# And its ceiling: an autoscaler that looks less than hourly reacts to nothing,
+# and a source that records load between turns (metrics.k8s.io) must know how
+# long an object may leave its record unread before it counts as gone.
+MAX_SYNC_SECONDS = 3600.0
 # A selection costs about 1 s of CPU plus 0.25 ms per history point (auto with
 # seasons; 3.6 s at 10,800 points); a refresh must leave ten times that.
 REFRESH_BASE_SECONDS = 10.0
@@ -306,9 +310,13 @@ class PredictiveScalerSpec(ApiModel):
     @field_validator("sync_period")
     @classmethod
     def _sync(cls, value: str) -> str:
-        if parse_duration(value) < MIN_SYNC_SECONDS:
+        seconds = parse_duration(value)
+        if seconds < MIN_SYNC_SECONDS:
             floor = f"{MIN_SYNC_SECONDS:g}s"
             raise ValueError(f"spec.syncPeriod: {value} is below the floor of {floor}")
+        if seconds > MAX_SYNC_SECONDS:
+            ceiling = format_duration(MAX_SYNC_SECONDS)
+            raise ValueError(f"spec.syncPeriod: {value} is above the ceiling of {ceiling}")
         return value
 
     @model_validator(mode="after")

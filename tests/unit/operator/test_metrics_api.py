@@ -16,7 +16,7 @@ from predictive_scaler.operator.metrics_api import (
     carried_forward,
 )
 from predictive_scaler.operator.recording import Grid, Recorder
-from predictive_scaler.operator.resource import MetricSpec, ScaleTargetRef
+from predictive_scaler.operator.resource import MAX_SYNC_SECONDS, MetricSpec, ScaleTargetRef
 from predictive_scaler.operator.sources import LoadSeries, MetricsError
 from predictive_scaler.refs import PodRef
 
@@ -159,3 +159,17 @@ def test_gone_pods_and_objects_no_longer_asked_for_are_forgotten() -> None:
     source.poll([pod("web-b", 1.0, {"app": "web"})], [])
     assert source.recorder.keys(_Load) == []
     assert set(source.pod_cpu_history(10.0, 5)) == {PodRef("shop", "web-b")}
+
+
+def test_an_object_on_the_longest_sync_period_keeps_its_record_between_turns() -> None:
+    source, clock = source_at(1_000.0)
+    source.poll([pod("web-a", 1.0, {"app": "web"})], [])
+    source.samples(series(), step=60.0, start=0.0, end=1_000.0)
+    # Polls go on while the object waits an hour, and a late tenth more, for its next turn.
+    for _ in range(int(1.1 * MAX_SYNC_SECONDS / 600)):
+        clock.now += 600.0
+        source.poll([pod("web-a", 1.0, {"app": "web"})], [])
+    assert source.recorder.keys(_Load) == [WEB]
+    end = clock.now
+    recent = source.samples(series(), step=60.0, start=end - 1_200.0, end=end)
+    assert np.isfinite(recent).sum() >= 2

@@ -80,6 +80,7 @@ def test_min_above_max_is_refused_even_if_the_api_server_let_it_in() -> None:
         ({"forecast": {"history": "2d", "longHistory": "1d"}}, "spec.forecast.longHistory"),
         ({"forecast": {"seasonality": "7d", "longHistory": "10d"}}, "spec.forecast.seasonality"),
         ({"syncPeriod": "1s"}, "spec.syncPeriod: 1s is below the floor of 2s"),
+        ({"syncPeriod": "61m"}, "spec.syncPeriod: 61m is above the ceiling of 1h"),
         (
             {"forecast": {"history": "3h", "step": "1s", "refresh": "30s"}},
             "spec.forecast.refresh: 30s is shorter than 37s",
@@ -97,6 +98,7 @@ def test_the_shortest_refresh_and_sync_period_are_accepted() -> None:
     forecast = {"history": "3h", "step": "1s", "refresh": "37s"}
     spec = PredictiveScalerSpec.from_body({**SPEC, "syncPeriod": "2s", "forecast": forecast})
     assert spec.sync_seconds == 2.0
+    assert PredictiveScalerSpec.from_body({**SPEC, "syncPeriod": "1h"}).sync_seconds == 3600.0
 
 
 def test_the_largest_history_prometheus_answers_is_accepted() -> None:
