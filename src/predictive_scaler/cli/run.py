@@ -112,7 +112,7 @@ def serve(args: argparse.Namespace) -> int:
             kube,
             source,
             settings,
-            scale_in=ScaleInRanker(kube, source, settings).mark,
+            scale_in=ScaleInRanker(kube, settings).mark,
         ),
         executor=concurrent.futures.ThreadPoolExecutor(
             settings.evaluation_workers, thread_name_prefix="evaluate"

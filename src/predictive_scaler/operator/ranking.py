@@ -20,18 +20,21 @@ from predictive_scaler.refs import PodRef
 
 
 class ScaleInRanker:
-    def __init__(self, kube: Kubernetes, source: MetricSource, settings: OperatorSettings) -> None:
+    def __init__(self, kube: Kubernetes, settings: OperatorSettings) -> None:
         self.kube = kube
-        self.source = source
         self.settings = settings
         self.scoring = ScoringConfig(
             weights=settings.rebalance_weights, threshold=settings.rebalance_threshold
         )
 
-    def mark(self, namespace: str, selector: str) -> dict[PodRef, int]:
-        """Write pod-deletion-cost on the target's pods so scale-in leaves the nodes balanced."""
+    def mark(self, namespace: str, selector: str, source: MetricSource) -> dict[PodRef, int]:
+        """Write pod-deletion-cost on the target's pods so scale-in leaves the nodes balanced.
+
+        ``source`` is the evaluation's, its timeout cut to what is left of the
+        evaluation's budget: a slow usage read must not hold the scale-in up.
+        """
         settings = self.settings
-        usage = usage_ahead(self.source, settings.rebalance_lookahead, settings.min_rate_window)
+        usage = usage_ahead(source, settings.rebalance_lookahead, settings.min_rate_window)
         nodes = node_infos(self.kube.list_nodes(), usage)
         replicas = []
         for pod in self.kube.list_pods(namespace, selector):

@@ -128,12 +128,13 @@ class Evaluator:
         source: MetricSource,
         settings: OperatorSettings,
         *,
-        scale_in: Callable[[str, str], object] | None = None,
+        scale_in: Callable[[str, str, MetricSource], object] | None = None,
     ) -> None:
         self.kube = kube
         self.source = source
         self.settings = settings
-        # Called with (namespace, pod selector) before replicas go down, to rank the pods.
+        # Called with (namespace, pod selector, the metric source within the
+        # evaluation's budget) before replicas go down, to rank the pods.
         self.scale_in = scale_in
 
     def evaluate(
@@ -242,7 +243,7 @@ class Evaluator:
         later: list[Callable[[], None]] = []
         if acts and decision.changes_replicas and decision.held != "ScalingDisabled":
             new_state, events = self._scale(
-                ref, spec, decision, now, selector=scale.selector, later=later
+                ref, spec, decision, now, selector=scale.selector, deadline=deadline, later=later
             )
         events.extend(_selection_notes(selection.take_installed(), selection.chosen))
         seen = Observation(
@@ -329,8 +330,7 @@ class Evaluator:
         problem = None
         try:
             if time.monotonic() >= deadline:
-                budget = format_duration(self.settings.evaluation_budget)
-                raise MetricsError("Timeout", f"the evaluation's {budget} budget was spent")
+                raise self._budget_spent()
             long: LoadHistory | None = runtime.long.read(
                 self._source_until(deadline),
                 long_series,
@@ -344,6 +344,10 @@ class Evaluator:
             problem = f"the long history could not be read: {error}"
         timed = None if long is None else TimedSeries(long.values, step, long.end_time - lag)
         return recent, timed, None, problem
+
+    def _budget_spent(self) -> MetricsError:
+        budget = format_duration(self.settings.evaluation_budget)
+        return MetricsError("Timeout", f"the evaluation's {budget} budget was spent")
 
     def _source_until(self, deadline: float) -> MetricSource:
         """The metric source, its timeout cut to what is left of the evaluation's budget."""
@@ -360,6 +364,7 @@ class Evaluator:
         now: float,
         *,
         selector: str,
+        deadline: float,
         later: list[Callable[[], None]],
     ) -> tuple[ScalingState, list[EventNote]]:
         """Patch the target's replicas; the state records a scale only once it succeeded."""
@@ -371,7 +376,9 @@ class Evaluator:
         notes: list[EventNote] = []
         if desired < current and self.scale_in is not None and selector:
             try:
-                self.scale_in(ref.namespace, selector)
+                if time.monotonic() >= deadline:
+                    raise self._budget_spent()
+                self.scale_in(ref.namespace, selector, self._source_until(deadline))
             except (ApiException, OSError, ValueError, MetricsError) as error:
                 # Ranking is a refinement: scale in anyway, in the ReplicaSet's own order
                 # (a usage read that failed included).

@@ -8,7 +8,7 @@ the Events and the target's replicas.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Self
 
 import numpy as np
@@ -22,7 +22,13 @@ from predictive_scaler.operator.resource import ScaleTargetRef
 from predictive_scaler.operator.rivals import TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings
-from predictive_scaler.operator.sources import LoadSeries, MetricsError, Refusal, Usage
+from predictive_scaler.operator.sources import (
+    LoadSeries,
+    MetricsError,
+    MetricSource,
+    Refusal,
+    Usage,
+)
 from predictive_scaler.refs import PodRef
 
 pytestmark = pytest.mark.unit
@@ -76,7 +82,7 @@ class FakeSource:
     timeout: float = 10.0
 
     def with_timeout(self, seconds: float) -> Self:
-        return self
+        return replace(self, timeout=seconds)
 
     def refusal(self, series: LoadSeries, *, confine: bool, points: int) -> Refusal | None:
         return self.refused
@@ -213,7 +219,7 @@ def test_a_target_scaled_to_zero_by_hand_is_not_scaled_up() -> None:
 
 
 def test_a_failed_usage_read_for_the_scale_in_ranking_still_scales_in() -> None:
-    def ranking_fails(namespace: str, selector: str) -> None:
+    def ranking_fails(namespace: str, selector: str, source: MetricSource) -> None:
         raise MetricsError("Timeout", "Prometheus did not answer within 10 s")
 
     workloads = FakeWorkloads(scale=Scale(6, 6, "app=web"))
@@ -221,6 +227,22 @@ def test_a_failed_usage_read_for_the_scale_in_ranking_still_scales_in() -> None:
     evaluation = evaluator.evaluate(REF, spec(), {}, ObjectRuntime(), NOW)
     assert workloads.scaled == [2]
     assert [e.reason for e in evaluation.events if e.type == "Warning"] == ["DeletionCostFailed"]
+
+
+def test_the_scale_in_ranking_reads_usage_within_the_evaluations_budget() -> None:
+    timeouts: list[float] = []
+
+    def ranking(namespace: str, selector: str, source: MetricSource) -> None:
+        timeouts.append(source.timeout)
+
+    workloads = FakeWorkloads(scale=Scale(6, 6, "app=web"))
+    settings = SETTINGS.model_copy(update={"evaluation_budget": 4.0})
+    source = FakeSource(level=1.0, timeout=10.0)
+    evaluator = Evaluator(workloads, source, settings, scale_in=ranking)
+    evaluator.evaluate(REF, spec(), {}, ObjectRuntime(), NOW)
+    assert workloads.scaled == [2]
+    assert len(timeouts) == 1
+    assert 0.0 < timeouts[0] <= 4.0
 
 
 def test_an_evaluation_that_raises_is_a_condition_and_an_event() -> None:
