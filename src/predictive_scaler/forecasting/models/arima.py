@@ -33,6 +33,15 @@ KPSS_SIGNIFICANCE = 0.05
 APPROXIMATE_ABOVE = 150
 # An MA root closer than this to the unit circle is on the invertibility boundary.
 MA_ROOT_MARGIN = 1e-3
+# L-BFGS iterations of a maximum-likelihood fit started from estimates near
+# the optimum (the order search's CSS estimates, as R's CSS-ML does, or the
+# last fit's on a window that moved a little). statsmodels' default of 50 is
+# for a cold start; every iteration lowers the likelihood's objective, so a
+# warm fit cut short is never worse than its start. Measured at the forecasting
+# benchmark's 60 origins: auto's fresh selection on Alibaba's 720 points from
+# 1.09 s to 0.62 s of CPU (NASA 0.23 to 0.19 s), MASE at h = 1/2/5 within
+# 0.003 on every public trace.
+WARM_START_ITERATIONS = 10
 
 
 class RecentResults:
@@ -254,7 +263,10 @@ class Arima(ForecastModel):
         def fit(order: Order, start_params: Any = start) -> Any:
             trend = "c" if order[1] == 0 else "n"
             model = ARIMA(window, order=order, trend=trend)
-            results = model.fit(start_params=start_params)
+            results = model.fit(
+                start_params=start_params,
+                method_kwargs=None if start_params is None else {"maxiter": WARM_START_ITERATIONS},
+            )
             if start_params is not None and on_invertibility_boundary(results):
                 # A start from another window's estimates can lead the optimiser
                 # to this local optimum; from statsmodels' own start it seldom does.
