@@ -324,12 +324,8 @@ def _submitter(
 
 async def _rest(
     stopped: kopf.DaemonStopped, wake: asyncio.Event, cadence: Cadence, period: float
-) -> bool:
-    """Until the next turn is due, the object is deleted, or a new model is worth a turn.
-
-    True when a new model woke it early: that turn then yields its seat to
-    turns that are due (see :mod:`.fairness`) until it is due itself.
-    """
+) -> None:
+    """Until the next turn is due, the object is deleted, or a new model is worth a turn."""
     while (seconds := cadence.due - time.monotonic()) > 0:
         woken = asyncio.ensure_future(wake.wait())
         stop = asyncio.ensure_future(stopped.wait(seconds))
@@ -342,9 +338,8 @@ async def _rest(
             break
         wake.clear()
         if cadence.takes_wake(time.monotonic(), period):
-            return True
+            return
     wake.clear()
-    return False
 
 
 def _in_shard(labels: kopf.Labels, memo: kopf.Memo, **_: Any) -> bool:
@@ -391,7 +386,6 @@ async def evaluate(
         metrics_token=token,
     )
     cadence = Cadence(due=time.monotonic())
-    early = False
     try:
         while not stopped:
             period = _sync_seconds(spec)
@@ -403,9 +397,9 @@ async def evaluate(
             )
             began = time.monotonic()
             try:
-                async with state.evaluations.seat(
-                    namespace, uid, due_at=cadence.due if early else None
-                ) as waited:
+                # A turn a new model woke early is not due yet: until it is,
+                # it yields its seat to turns that are (see .fairness).
+                async with state.evaluations.seat(namespace, uid, due_at=cadence.due) as waited:
                     began = time.monotonic()
                     metrics.QUEUE_WAIT.labels("evaluation").observe(waited)
                     lateness = cadence.started(began, waited, period)
@@ -431,7 +425,7 @@ async def evaluate(
                 cadence.last_duration = time.monotonic() - began
                 metrics.RECONCILE_SECONDS.observe(cadence.last_duration)
             cadence.finished(began, period)
-            early = await _rest(stopped, wake, cadence, period)
+            await _rest(stopped, wake, cadence, period)
     finally:
         state.runtimes.pop(uid, None)
         state.written.pop(uid, None)
