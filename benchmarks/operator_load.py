@@ -23,10 +23,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import functools
 import json
 import math
 import os
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +60,7 @@ from benchmarks.load_history import (
 )
 from benchmarks.process_tree import TreeSample, cores_used, peak_rss_kib, sample_tree
 from benchmarks.report import format_seconds, machine_description, table, write_section
+from benchmarks.status_watch import StatusWatch
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, ForecastSettings
 from predictive_scaler.promclient import instant_query
 from predictive_scaler.scaling.policy import MAX_MISSING_SHARE
@@ -628,10 +631,16 @@ class Observation:
         for c in self.classes:
             self.seen[c.kind], self.first_forecast[c.kind], self.statuses[c.kind] = {}, {}, {}
 
+    # The polls and the status watches (threads of their own) record here.
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
     def record(self, load_class: LoadClass, statuses: Mapping[str, dict[str, Any]]) -> None:
-        kind = load_class.kind
-        self.statuses[kind] = dict(statuses)
         for name, status in statuses.items():
+            self.record_one(load_class.kind, name, status)
+
+    def record_one(self, kind: str, name: str, status: dict[str, Any]) -> None:
+        with self.lock:
+            self.statuses[kind][name] = status
             if (at := evaluated_at(status)) is not None:
                 self.seen[kind].setdefault(name, set()).add(at)
             if "forecast" in status:
@@ -662,8 +671,10 @@ def operator_metrics(operator: OperatorProcess, *, tries: int = 3) -> MetricSamp
 
 
 def poll_every(load_class: LoadClass) -> float:
-    """Often enough to see every lastEvaluationTime of the class: four times a period.
+    """Four times a period: what a status watch missed (while it listed again) is caught up.
 
+    Every lastEvaluationTime comes from the watch (:mod:`benchmarks.status_watch`);
+    a poll alone misses the turns a new model wakes shortly before a due one.
     No more often: listing 1,000 objects every 2 s loads the API server on the
     operator's two cores with work no production cluster would carry.
     """
@@ -728,6 +739,12 @@ def run_count(
         launched, launched_at = time.monotonic(), time.time()
         operator.start()
         observation = Observation(classes, counts, started=launched_at)
+        watches = [
+            cleanup.enter_context(
+                StatusWatch(custom, c.namespace, functools.partial(observation.record_one, c.kind))
+            )
+            for c in classes
+        ]
         # Scraped as the chart's ServiceMonitor does, not at the compressed cluster's 2 s:
         # at 1,000 objects one exposition is 18,000 lines and took the busy operator 0.9-2 s.
         cluster.add_scrape_target(
@@ -750,7 +767,10 @@ def run_count(
                 f"only {observation.evaluated()} of {count} evaluated after {waited:.0f} s; "
                 f"measuring {options.cycles} periods anyway"
             )
-        return measure(custom, operator, observation, mix=mix, options=options, creation=creation)
+        result = measure(custom, operator, observation, mix=mix, options=options, creation=creation)
+        if relists := sum(w.relists for w in watches):
+            say(f"the status watches listed again {relists} times (stamps in between were polled)")
+        return result
 
 
 def measure(
@@ -1017,11 +1037,13 @@ def method(results: Sequence[LoadResult], options: Options, args: argparse.Names
         f"{cheap.describe()}{defaults}, Auto, CPU, targetPerReplica 500m, 1 to 3 replicas, "
         f"leadTime 60s; creation is their wall time.{mixed_sentence(options.mixes)} One "
         f"`predictive-scaler run` ({args.workers} evaluation threads, selection processes "
-        f"{processes}, rebalancing off) is started on the namespaces. From its launch the "
-        "objects of each class are listed every quarter of their period until each has "
+        f"{processes}, rebalancing off) is started on the namespaces. From its launch every "
+        "status change of the objects is watched (a list every quarter period catches up "
+        "what a watch that had to list again missed), until each has "
         "`status.lastEvaluationTime` (first evaluation, from the operator's launch), then for "
-        f"{args.cycles} periods of {cheap.sync_period}, and once more at the end. Each "
-        "object's successive `lastEvaluationTime` values (whole seconds) give its gaps, "
+        f"{args.cycles} periods of {cheap.sync_period}, and a last list at the end. Each "
+        "object's successive `lastEvaluationTime` values (whole seconds) give its gaps "
+        "(polling alone misses a turn a new model woke shortly before a due one), "
         "start-up included; it is within its interval when every gap, and the time from its "
         "last evaluation to the window's end, is at most the sync period + 10 % (or + 50 %), "
         "rounded up to a whole second. After start-up counts only the gaps that end a period "
