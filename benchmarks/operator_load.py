@@ -617,7 +617,7 @@ def say(text: str) -> None:
 
 @dataclass
 class Observation:
-    """What polling the objects and the operator's process tree found, from its start."""
+    """What watching and polling the objects and sampling the operator's process tree found."""
 
     classes: tuple[LoadClass, ...]
     counts: Mapping[str, int]
