@@ -40,6 +40,10 @@ def _evaluated_at(status: dict[str, Any]) -> float | None:
     return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
 
 
+def _flagged_late(status: dict[str, Any]) -> bool:
+    return condition(status, "EvaluationsLate").get("status") == "True"
+
+
 def _statuses(custom: client.CustomObjectsApi, namespace: str) -> dict[str, dict[str, Any]]:
     found: Any = custom.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL)
     return {item["metadata"]["name"]: item.get("status", {}) for item in found["items"]}
@@ -145,10 +149,7 @@ def test_a_saturated_namespace_leaves_another_on_time_and_is_told_it_is_late(
         calm_statuses = _statuses(custom_objects, calm)
 
         def noisy_flagged() -> int:
-            return sum(
-                condition(status, "EvaluationsLate").get("status") == "True"
-                for status in _statuses(custom_objects, noisy).values()
-            )
+            return sum(map(_flagged_late, _statuses(custom_objects, noisy).values()))
 
         # An object is flagged after LATE_CYCLES late turns of its own, and on a
         # busy machine fewer noisy turns fit the observed window: wait for them.
@@ -174,16 +175,12 @@ def test_a_saturated_namespace_leaves_another_on_time_and_is_told_it_is_late(
         assert max(gaps) <= allowed, (name, gaps)
     # The selection queue is fair too: calm's models arrived through noisy's backlog.
     assert all("forecast" in status for status in calm_statuses.values())
-    late_calm = [
-        name
-        for name, status in calm_statuses.items()
-        if condition(status, "EvaluationsLate").get("status") == "True"
-    ]
+    late_calm = [name for name, status in calm_statuses.items() if _flagged_late(status)]
     assert late_calm == []
     noisy_late = [
         condition(status, "EvaluationsLate")
         for status in noisy_statuses.values()
-        if condition(status, "EvaluationsLate").get("status") == "True"
+        if _flagged_late(status)
     ]
     assert len(noisy_late) >= NOISY_OBJECTS // 2, f"{len(noisy_late)} noisy objects late"
     assert {late["reason"] for late in noisy_late} == {"QueueBacklog"}
