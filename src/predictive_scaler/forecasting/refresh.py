@@ -48,8 +48,11 @@ __all__ = ["SEASON_SUFFIX", "Pathway", "RefreshRequest", "Refreshed", "Scheduled
 
 
 Delivery = Callable[["Refreshed | Exception"], None]
-# Hands a selection to another worker, with where its outcome is to be delivered.
-Submit = Callable[["RefreshRequest", Delivery], None]
+# Hands a selection to another worker, with where its outcome is to be delivered
+# and how long it may wait behind more urgent selections (seconds): none for a
+# first selection (the object has no forecast until it lands), one refresh
+# period for a re-selection (the model in place forecasts meanwhile).
+Submit = Callable[["RefreshRequest", Delivery, float], None]
 
 
 class ModelPendingError(ValueError):
@@ -421,6 +424,7 @@ class ScheduledSelection:
             self._install(refresh_model(request))
             return
         if self._submitted is None:
-            self.submit(request, self.deliver)
+            may_wait = self.refresh_seconds if self.pathways else 0.0
+            self.submit(request, self.deliver, may_wait)
             self._submitted = request
         self._update(series, step_times)

@@ -23,7 +23,11 @@ What is taken from Kubernetes' API Priority and Fairness (KEP-1040):
   waiting, and becomes due work itself at its due time. APF's levels keep
   one kind of request from taking the seats another needs; here they keep
   a wave of early turns (every object's first model lands within minutes
-  of a start) from making due turns late.
+  of a start) from making due turns late. Among selections, a first one
+  is due (its object has no forecast until it lands) and a re-selection
+  may run early for one refresh period (the model in place forecasts
+  meanwhile), so a tenant re-selecting often does not hold back other
+  objects' first forecasts.
 
 Not taken: shuffle sharding (a queue per namespace is cheap, no hashing
 onto a fixed set is needed), separate seats per level (evaluations and

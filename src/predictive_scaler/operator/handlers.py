@@ -25,7 +25,7 @@ from aiohttp import web
 from prometheus_client import start_http_server
 
 from predictive_scaler.forecasting import RefreshRequest
-from predictive_scaler.forecasting.refresh import Delivery
+from predictive_scaler.forecasting.refresh import Delivery, Submit
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.cadence import Cadence
 from predictive_scaler.operator.conditions import Lateness
@@ -285,14 +285,18 @@ async def _select(  # noqa: PLR0917 - the submitter's closure passes them throug
     request: RefreshRequest,
     deliver: Delivery,
     wake: asyncio.Event,
+    due_at: float | None,
 ) -> None:
-    """One model selection, in a worker process once a selection seat is fairly ours."""
+    """One model selection, in a worker process once a selection seat is fairly ours.
+
+    Before ``due_at`` (monotonic clock) it takes only a seat no due selection waits for.
+    """
     task = asyncio.current_task()
     assert task is not None
     state.selecting.add(task)
     task.add_done_callback(state.selecting.discard)
     try:
-        async with state.selections.seat(namespace, uid) as waited:
+        async with state.selections.seat(namespace, uid, due_at=due_at) as waited:
             metrics.QUEUE_WAIT.labels("selection").observe(waited)
             outcome = await state.selection_workers.select(request)
     except Exception as error:  # noqa: BLE001 - the object keeps its model and retries
@@ -308,15 +312,14 @@ async def _select(  # noqa: PLR0917 - the submitter's closure passes them throug
     wake.set()
 
 
-def _submitter(
-    state: OperatorState, namespace: str, uid: str, wake: asyncio.Event
-) -> Callable[[RefreshRequest, Delivery], None]:
+def _submitter(state: OperatorState, namespace: str, uid: str, wake: asyncio.Event) -> Submit:
     """Hands selections from an evaluation thread to the event loop's selection queue."""
     loop = asyncio.get_running_loop()
 
-    def submit(request: RefreshRequest, deliver: Delivery) -> None:
+    def submit(request: RefreshRequest, deliver: Delivery, may_wait: float) -> None:
+        due_at = time.monotonic() + may_wait if may_wait > 0 else None
         asyncio.run_coroutine_threadsafe(
-            _select(state, namespace, uid, request, deliver, wake), loop
+            _select(state, namespace, uid, request, deliver, wake, due_at), loop
         )
 
     return submit

@@ -22,9 +22,15 @@ SERIES = seasonal_load(300)
 STEP = 60.0
 
 
-def into(submitted: list[RefreshRequest]) -> Submit:
+def into(submitted: list[RefreshRequest], waits: list[float] | None = None) -> Submit:
     """A submit that only keeps the requests (the test delivers outcomes itself)."""
-    return lambda request, _deliver: submitted.append(request)
+
+    def submit(request: RefreshRequest, _deliver: object, may_wait: float) -> None:
+        submitted.append(request)
+        if waits is not None:
+            waits.append(may_wait)
+
+    return submit
 
 
 def window(end: float, values: np.ndarray = SERIES) -> TimedSeries:
@@ -113,3 +119,20 @@ def test_a_failed_selection_is_reported_and_tried_again() -> None:
         forecaster.forecast_series(window(1e6 + 60), 5, 0.9, 1e6 + 60)
 
     assert len(submitted) == 2
+
+
+def test_a_first_selection_may_not_wait_and_a_reselection_may_wait_a_refresh() -> None:
+    """An object with no forecast goes before one whose model still serves."""
+    submitted: list[RefreshRequest] = []
+    waits: list[float] = []
+    forecaster = ScheduledSelection("holt", refresh_seconds=600, submit=into(submitted, waits))
+    with pytest.raises(ModelPendingError):
+        forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
+    forecaster.deliver(RuntimeError("worker died"))
+    with pytest.raises(ModelPendingError):
+        forecaster.forecast_series(window(1e6 + 60), 5, 0.9, 1e6 + 60)
+    forecaster.deliver(refresh_model(submitted[-1]))
+    forecaster.forecast_series(window(1e6 + 120), 5, 0.9, 1e6 + 120)
+    forecaster.forecast_series(window(1e6 + 720), 5, 0.9, 1e6 + 720)
+
+    assert waits == [0.0, 0.0, 600.0]
