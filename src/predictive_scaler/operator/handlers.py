@@ -285,7 +285,7 @@ async def _select(  # noqa: PLR0917 - the submitter's closure passes them throug
     request: RefreshRequest,
     deliver: Delivery,
     wake: asyncio.Event,
-    due_at: float | None,
+    due_at: float,
 ) -> None:
     """One model selection, in a worker process once a selection seat is fairly ours.
 
@@ -317,7 +317,7 @@ def _submitter(state: OperatorState, namespace: str, uid: str, wake: asyncio.Eve
     loop = asyncio.get_running_loop()
 
     def submit(request: RefreshRequest, deliver: Delivery, may_wait: float) -> None:
-        due_at = time.monotonic() + may_wait if may_wait > 0 else None
+        due_at = time.monotonic() + may_wait
         asyncio.run_coroutine_threadsafe(
             _select(state, namespace, uid, request, deliver, wake, due_at), loop
         )
