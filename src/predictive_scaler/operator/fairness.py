@@ -1,19 +1,28 @@
-"""Fair queuing of work for a fixed number of seats: across namespaces, then across objects.
+"""Fair queuing of work for a fixed number of seats: across namespaces, then by due time.
 
 What is taken from Kubernetes' API Priority and Fairness (KEP-1040):
 
 - **Flows and fair queuing.** Each namespace is a flow with its own queue.
   A free seat goes to the flow that has been served least, in seat-seconds;
-  within it, to the object served least. So a namespace that queues a
-  hundred evaluations waits behind itself, and another namespace's next
-  evaluation waits at most for one seat to free.
+  within it, to the work that has been due longest (APF serves a flow's
+  queue in arrival order; a due time is what arrival means for a turn kept
+  on a schedule). So a namespace that queues a hundred evaluations waits
+  behind itself, and another namespace's next evaluation waits at most for
+  one seat to free.
+- **No fairness by seat-time within a namespace.** Each object queues at
+  most one item per queue, so serving a namespace by due time is a round
+  of its objects' turns: an expensive object cannot take more than its
+  turn from its neighbours. Charging objects their seat-time as well would
+  let one expensive turn (a first one reading days of history, a slow
+  answer) push the object behind every neighbour until they had used as
+  much: in a saturated namespace, dozens of missed turns.
 - **Charged at dispatch, corrected at completion.** APF charges a request
   its estimated width at dispatch and adjusts to what it really took once
   it finishes; here the estimate is the object's last duration.
-- **No banked credit.** A flow (or object) that was idle joins at the
-  least charge among those now competing (the virtual time of start-time
-  fair queuing, Goyal et al. 1996): being quiet for an hour buys no
-  burst that would starve the others.
+- **No banked credit.** A flow that was idle joins at the least charge
+  among those now competing (the virtual time of start-time fair queuing,
+  Goyal et al. 1996): being quiet for an hour buys no burst that would
+  starve the others.
 - **Bounded seats.** The seats are the workers behind the queue (threads
   for evaluations, processes for selections); kopf's own concurrency is
   per object (one daemon each), so the bound has to be here.
@@ -101,11 +110,6 @@ class _Charges:
         else:
             self.pending.pop(key, None)
 
-    def forget(self, key: str) -> None:
-        if not self.active.get(key):
-            self.charged.pop(key, None)
-            self.pending.pop(key, None)
-
 
 class FairQueue:
     """``async with queue.seat(namespace, object)``: run when a seat is fairly yours."""
@@ -123,7 +127,6 @@ class FairQueue:
         self.busy = 0
         self._waiting: list[_Waiter] = []
         self._flows = _Charges()
-        self._members = _Charges()
         self._estimates: dict[str, float] = {}
         self._order = itertools.count()
         self._on_depth = on_depth
@@ -152,7 +155,6 @@ class FairQueue:
             due_at=due_at,
         )
         self._flows.join(flow)
-        self._members.join(key)
         self._waiting.append(waiter)
         self._dispatch()
         try:
@@ -160,7 +162,7 @@ class FairQueue:
         except asyncio.CancelledError:
             if waiter in self._waiting:
                 self._waiting.remove(waiter)
-                self._leave(flow, key)
+                self._flows.leave(flow)
                 self._dispatch()
             else:  # granted just as it was cancelled: the seat is ours to give back
                 self._finish(flow, key, waiter.estimate, 0.0)
@@ -173,10 +175,8 @@ class FairQueue:
             self._finish(flow, key, waiter.estimate, took)
 
     def forget(self, flow: str, member: str) -> None:
-        """Drop what is kept for an object that is gone (its charge, its estimate)."""
-        key = _member_key(flow, member)
-        self._members.forget(key)
-        self._estimates.pop(key, None)
+        """Drop what is kept for an object that is gone (its last duration)."""
+        self._estimates.pop(_member_key(flow, member), None)
 
     def _dispatch(self) -> None:
         # A waiter whose task was cancelled has its future cancelled at once but
@@ -186,20 +186,14 @@ class FairQueue:
             live := [waiter for waiter in self._waiting if not waiter.granted.done()]
         ):
             now = self._clock()
-            due = [w for w in live if w.due_at is None or w.due_at <= now]
+            due = [w for w in live if _due_time(w) <= now]
             waiter = min(
                 due or live,
-                key=lambda w: (
-                    self._flows.charged[w.flow],
-                    self._members.charged[_member_key(w.flow, w.member)],
-                    w.order,
-                ),
+                key=lambda w: (self._flows.charged[w.flow], _due_time(w), w.order),
             )
             self._waiting.remove(waiter)
-            key = _member_key(waiter.flow, waiter.member)
-            estimate = self._estimates.get(key, 0.0)
+            estimate = self._estimates.get(_member_key(waiter.flow, waiter.member), 0.0)
             self._flows.estimate(waiter.flow, estimate)
-            self._members.estimate(key, estimate)
             waiter.estimate = estimate
             self.busy += 1
             waiter.granted.set_result(None)
@@ -209,17 +203,16 @@ class FairQueue:
     def _finish(self, flow: str, key: str, estimate: float, took: float) -> None:
         try:
             self._flows.settle(flow, estimate, took)
-            self._members.settle(key, estimate, took)
             self._estimates[key] = took
-            self._leave(flow, key)
+            self._flows.leave(flow)
         finally:
             # Whatever the accounting did, the seat is free: a lost seat is a lost worker.
             self.busy -= 1
             self._dispatch()
 
-    def _leave(self, flow: str, key: str) -> None:
-        self._members.leave(key)
-        self._flows.leave(flow)
+
+def _due_time(waiter: _Waiter) -> float:
+    return waiter.enqueued if waiter.due_at is None else waiter.due_at
 
 
 def _member_key(flow: str, member: str) -> str:

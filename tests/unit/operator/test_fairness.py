@@ -64,20 +64,44 @@ def test_a_namespace_waits_behind_its_own_backlog_not_behind_anothers() -> None:
     assert ran.index("calm/a") <= 1, ran
 
 
-def test_objects_of_one_namespace_take_turns() -> None:
+def test_within_a_namespace_the_work_due_longest_goes_first() -> None:
     async def scenario() -> list[str]:
         clock = Clock()
         queue = FairQueue(1, clock=clock)
-        # Two rounds: the expensive object's first turn is charged before its second.
-        first = await run_jobs(queue, clock, [("ns", "big", 10.0), ("ns", "small", 1.0)])
-        second = await run_jobs(
-            queue, clock, [("ns", "big", 10.0), ("ns", "small", 1.0), ("ns", "tiny", 1.0)]
-        )
-        return first + second
+        clock.now = 10.0
+        jobs: list[Job] = [("ns", "b", 1.0, 8.0), ("ns", "c", 1.0, 9.0), ("ns", "a", 1.0, 2.0)]
+        return await run_jobs(queue, clock, jobs)
 
     ran = asyncio.run(scenario())
 
-    assert ran[2:] == ["ns/small", "ns/tiny", "ns/big"], ran
+    assert ran == ["ns/a", "ns/b", "ns/c"], ran
+
+
+def test_one_expensive_turn_costs_an_object_no_later_turns() -> None:
+    # Twenty objects of one namespace on one seat, each due again as soon as
+    # its turn ends: one first turn twenty times the others' (a long history
+    # read, a slow answer) must not hold that object back until every
+    # neighbour has used as much seat-time.
+    async def scenario() -> dict[str, int]:
+        clock = Clock()
+        queue = FairQueue(1, clock=clock)
+        turns = {f"o{i}": 0 for i in range(20)}
+
+        async def keep_asking(member: str) -> None:
+            while clock.now < 3.0:
+                async with queue.seat("ns", member, due_at=clock.now):
+                    heavy_first = member == "o0" and turns[member] == 0
+                    turns[member] += 1
+                    clock.now += 0.2 if heavy_first else 0.01
+                    await asyncio.sleep(0)
+
+        await asyncio.gather(*(keep_asking(member) for member in turns))
+        return turns
+
+    turns = asyncio.run(scenario())
+    others = [count for member, count in turns.items() if member != "o0"]
+
+    assert turns["o0"] >= min(others) - 1, turns
 
 
 def test_an_idle_namespace_banks_no_credit() -> None:
@@ -128,13 +152,17 @@ def test_an_early_turn_competes_as_due_once_its_time_comes() -> None:
         clock = Clock()
         queue = FairQueue(1, clock=clock)
         # "other" runs first and takes 5 s: by then "early" (due at 3 s) is due
-        # and, having queued before "late", goes before it.
-        jobs: list[Job] = [("ns", "early", 1.0, 3.0), ("ns", "other", 5.0), ("ns", "late", 1.0)]
+        # and goes before "later" (due at 4 s), though that one queued first.
+        jobs: list[Job] = [
+            ("ns", "later", 1.0, 4.0),
+            ("ns", "early", 1.0, 3.0),
+            ("ns", "other", 5.0),
+        ]
         return await run_jobs(queue, clock, jobs)
 
     ran = asyncio.run(scenario())
 
-    assert ran == ["ns/other", "ns/early", "ns/late"], ran
+    assert ran == ["ns/other", "ns/early", "ns/later"], ran
 
 
 def test_seats_are_bounded_and_freed_by_cancellation() -> None:
