@@ -412,6 +412,21 @@ def delete_namespaces(
     wait_until(gone, timeout=600, what=what, interval=1.0)
 
 
+def delete_collection(custom: client.CustomObjectsApi, namespace: str) -> bool:
+    """One try at deleting every PredictiveScaler of the namespace; False when it timed out.
+
+    Under a thousand objects' load the API server can answer 504 before the
+    collection is through; it has marked some, and the next try the rest.
+    """
+    try:
+        custom.delete_collection_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL)
+    except ApiException as error:
+        if error.status is None or error.status < 500:
+            raise
+        return False
+    return True
+
+
 def delete_scalers(
     custom: client.CustomObjectsApi,
     operator: OperatorProcess,
@@ -420,7 +435,8 @@ def delete_scalers(
 ) -> None:
     """Deleted while the operator runs, so that it releases its finalizers itself."""
     for namespace in namespaces:
-        custom.delete_collection_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL)
+        what = f"the PredictiveScalers of {namespace} to be marked for deletion"
+        wait_until(functools.partial(delete_collection, custom, namespace), timeout=600, what=what)
 
     def gone() -> bool:
         return not any(scaler_statuses(custom, namespace) for namespace in namespaces)
