@@ -60,10 +60,10 @@ class _Waiter:
     member: str
     order: int
     enqueued: float
+    # Clock time from which the work is due; before it, it may only run early.
+    due_at: float
     granted: asyncio.Future[None] = field(repr=False)
     estimate: float = 0.0
-    # Clock time from which the work is due; before it, it may only run early.
-    due_at: float | None = None
 
 
 class _Charges:
@@ -127,7 +127,7 @@ class FairQueue:
         self.busy = 0
         self._waiting: list[_Waiter] = []
         self._flows = _Charges()
-        self._estimates: dict[str, float] = {}
+        self._estimates: dict[tuple[str, str], float] = {}  # (flow, member) -> last duration
         self._order = itertools.count()
         self._on_depth = on_depth
         self._clock = clock
@@ -145,14 +145,15 @@ class FairQueue:
         With ``due_at`` (a time on the queue's clock) the work may run early:
         until then it takes only a seat that no due work is waiting for.
         """
-        key = _member_key(flow, member)
+        key = (flow, member)
+        now = self._clock()
         waiter = _Waiter(
             flow,
             member,
             next(self._order),
-            self._clock(),
+            now,
+            now if due_at is None else due_at,
             asyncio.get_running_loop().create_future(),
-            due_at=due_at,
         )
         self._flows.join(flow)
         self._waiting.append(waiter)
@@ -176,7 +177,7 @@ class FairQueue:
 
     def forget(self, flow: str, member: str) -> None:
         """Drop what is kept for an object that is gone (its last duration)."""
-        self._estimates.pop(_member_key(flow, member), None)
+        self._estimates.pop((flow, member), None)
 
     def _dispatch(self) -> None:
         # A waiter whose task was cancelled has its future cancelled at once but
@@ -186,13 +187,13 @@ class FairQueue:
             live := [waiter for waiter in self._waiting if not waiter.granted.done()]
         ):
             now = self._clock()
-            due = [w for w in live if _due_time(w) <= now]
+            due = [w for w in live if w.due_at <= now]
             waiter = min(
                 due or live,
-                key=lambda w: (self._flows.charged[w.flow], _due_time(w), w.order),
+                key=lambda w: (self._flows.charged[w.flow], w.due_at, w.order),
             )
             self._waiting.remove(waiter)
-            estimate = self._estimates.get(_member_key(waiter.flow, waiter.member), 0.0)
+            estimate = self._estimates.get((waiter.flow, waiter.member), 0.0)
             self._flows.estimate(waiter.flow, estimate)
             waiter.estimate = estimate
             self.busy += 1
@@ -200,7 +201,7 @@ class FairQueue:
         if self._on_depth is not None:
             self._on_depth(len(self._waiting))
 
-    def _finish(self, flow: str, key: str, estimate: float, took: float) -> None:
+    def _finish(self, flow: str, key: tuple[str, str], estimate: float, took: float) -> None:
         try:
             self._flows.settle(flow, estimate, took)
             self._estimates[key] = took
@@ -209,11 +210,3 @@ class FairQueue:
             # Whatever the accounting did, the seat is free: a lost seat is a lost worker.
             self.busy -= 1
             self._dispatch()
-
-
-def _due_time(waiter: _Waiter) -> float:
-    return waiter.enqueued if waiter.due_at is None else waiter.due_at
-
-
-def _member_key(flow: str, member: str) -> str:
-    return f"{flow}/{member}"
