@@ -38,6 +38,11 @@ WORST_QUANTILE = 0.95
 # origin. Where even it is behind the best single anchor, the target "at or below the best
 # anchor at every horizon" asks for more than combining the anchors themselves gives.
 ANCHORS_MEAN = "anchors' mean"
+# The paired comparison of two models: a 95 % percentile interval from this many cluster
+# bootstrap resamples of the origins, seeded so that a rerun on the same scores agrees.
+GAP_CONFIDENCE = 0.95
+GAP_RESAMPLES = 4000
+GAP_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,47 @@ class TraceResult:
     seasons: tuple[tuple[str, int], ...]  # seasons found at the origins, and how often
     rows: tuple[AccuracyRow, ...]
     auto_choices: tuple[tuple[str, int], ...]
+    # Per model, its MASE at every origin (rows, in origin order) and SCORED_HORIZONS
+    # (columns), NaN where it raised; and each origin's cluster for the paired comparison.
+    per_origin: dict[str, FloatArray]
+    clusters: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One model's mean MASE minus another's over the origins both scored, and its interval."""
+
+    mean: float
+    low: float
+    high: float
+
+    @property
+    def beyond_noise(self) -> bool:
+        """Whether the interval lies wholly above zero: the first model is really behind."""
+        return self.low > 0.0
+
+
+def paired_gap(first: FloatArray, second: FloatArray, clusters: Sequence[int]) -> Gap:
+    """``first - second`` averaged over the origins both scored, with a bootstrap interval.
+
+    The two models are scored at the same origins, so their difference is compared origin
+    by origin: what one origin's load does to both cancels. Origins are resampled a cluster
+    at a time (a Google VM's three origins share the VM; elsewhere each origin is its own
+    cluster, spread over days), which keeps their correlation in the interval.
+    """
+    both = np.isfinite(first) & np.isfinite(second)
+    if not both.any():
+        return Gap(math.nan, math.nan, math.nan)
+    difference = (first - second)[both]
+    _, cluster_of = np.unique(np.asarray(clusters)[both], return_inverse=True)
+    sums = np.bincount(cluster_of, weights=difference)
+    counts = np.bincount(cluster_of).astype(np.float64)
+    rng = np.random.default_rng(GAP_SEED)
+    drawn = rng.integers(0, sums.size, size=(GAP_RESAMPLES, sums.size))
+    means = sums[drawn].sum(axis=1) / counts[drawn].sum(axis=1)
+    tail = (1.0 - GAP_CONFIDENCE) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return Gap(float(difference.mean()), float(low), float(high))
 
 
 def score(name: str, outcome: Outcome, actual: FloatArray, scale: float) -> OriginScore:
@@ -110,6 +156,7 @@ def season_label(histories: Histories, step_seconds: float) -> str:
 def evaluate_workload(
     workload: Workload, origins: Sequence[int], on_origin: Callable[[Histories], None]
 ) -> list[OriginScore]:
+    """Every model scored at each origin in turn: the scores of one origin, then the next."""
     scores: list[OriginScore] = []
     jobs = model_jobs()
     for origin in origins:
@@ -196,8 +243,12 @@ def evaluate_trace(spec: TraceSpec, workloads: Sequence[Workload], size: RunSize
         progress(f"accuracy {spec.label}", done, total)
 
     scores: list[OriginScore] = []
-    for workload, origins in plans:
+    clusters: list[int] = []
+    for index, (workload, origins) in enumerate(plans):
         scores += evaluate_workload(workload, origins, on_origin)
+        first = len(clusters)
+        # A Google VM's origins share the VM; elsewhere each origin is its own cluster.
+        clusters += [index] * len(origins) if spec.vm_column else range(first, first + len(origins))
     choices = Counter(s.auto_chose for s in scores if s.auto_chose)
     return TraceResult(
         spec,
@@ -210,4 +261,13 @@ def evaluate_trace(spec: TraceSpec, workloads: Sequence[Workload], size: RunSize
         tuple(seasons.most_common()),
         accuracy_rows(spec.label, scores),
         tuple(choices.most_common()),
+        per_origin_mase(scores),
+        tuple(clusters),
     )
+
+
+def per_origin_mase(scores: Sequence[OriginScore]) -> dict[str, FloatArray]:
+    by_model: dict[str, list[tuple[float, ...]]] = {}
+    for origin_score in scores:
+        by_model.setdefault(origin_score.model, []).append(origin_score.mase)
+    return {name: np.array(rows, dtype=np.float64) for name, rows in by_model.items()}
