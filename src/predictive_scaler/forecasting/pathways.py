@@ -14,6 +14,14 @@ most the mean of the absolute errors, so the mean is never worse than the
 worse pathway; a pathway that backtests more than :data:`COMBINE_WITHIN`
 times worse than the other is still left out, so a profile that does not
 fit the load cannot drag a good forecast halfway to a bad one.
+
+Nor does one pathway always do better than the mean. At the same origins
+(MASE at h = 1/2/5, mean against seasonal alone against plain alone):
+NASA 0.742/0.836/0.880, 0.733/0.823/0.875, 0.760/0.861/0.904; Alibaba
+0.855/0.973/1.254, 0.842/0.975/1.278, 0.881/0.987/1.267; Azure
+0.680/0.816/1.013, 0.820/0.938/1.125, 0.785/0.970/1.246. The seasonal
+pathway alone gains 1-2 % on NASA and loses 20 % on Azure, where the two
+pathways' errors cancel most.
 """
 
 from __future__ import annotations
