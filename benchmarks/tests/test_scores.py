@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.forecast_runs import Outcome
 from benchmarks.forecasting import Cost
-from benchmarks.forecasting_accuracy import accuracy_rows, mean_outcome, score
+from benchmarks.forecasting_accuracy import accuracy_rows, mean_outcome, paired_gap, score
 from benchmarks.forecasting_coverage import WALK_SCORED, walk_standard_error
 
 
@@ -81,3 +81,39 @@ def test_the_anchors_mean_averages_forecasts_and_bounds_and_fails_with_any_of_th
     assert combined.seconds == pytest.approx(0.5)
     failed = Outcome(None, None, None, 0.1, "ValueError: no fit")
     assert mean_outcome([outcome([1.0], 1.0), failed]).problem == "ValueError: no fit"
+
+
+def test_a_gap_every_origin_shows_is_beyond_noise() -> None:
+    rng = np.random.default_rng(1)
+    second = rng.uniform(0.5, 1.5, 60)
+    gap = paired_gap(second + 0.05 + rng.normal(0, 0.01, 60), second, list(range(60)))
+    assert gap.mean == pytest.approx(0.05, abs=0.005)
+    assert 0.0 < gap.low < gap.mean < gap.high
+    assert gap.beyond_noise
+
+
+def test_a_gap_of_one_origin_is_noise() -> None:
+    first = np.ones(60)
+    first[7] = 4.0
+    gap = paired_gap(first, np.ones(60), list(range(60)))
+    assert gap.mean == pytest.approx(0.05)
+    assert gap.low == 0.0
+    assert not gap.beyond_noise
+
+
+def test_origins_sharing_a_cluster_are_resampled_together() -> None:
+    # Two clusters of 30 origins: one gap of +1 and one of -1 averages to 0 either way,
+    # but as two draws the interval spans them, where 60 independent origins would not.
+    first = np.concatenate([np.full(30, 2.0), np.zeros(30)])
+    clustered = paired_gap(first, np.ones(60), [0] * 30 + [1] * 30)
+    independent = paired_gap(first, np.ones(60), list(range(60)))
+    assert clustered.low == pytest.approx(-1.0)
+    assert clustered.high == pytest.approx(1.0)
+    assert independent.high < 0.5
+
+
+def test_a_gap_leaves_out_origins_either_model_failed_at() -> None:
+    first = np.array([1.0, math.nan, 3.0])
+    second = np.array([0.5, 1.0, math.nan])
+    gap = paired_gap(first, second, [0, 1, 2])
+    assert (gap.mean, gap.low, gap.high) == (0.5, 0.5, 0.5)
