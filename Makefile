@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 CODE := src dev/src tests benchmarks
 
-.PHONY: help demo test lint typecheck unit image bench bench-forecasting bench-scaling bench-rebalancing bench-peers \
+.PHONY: help demo test lint typecheck unit image bench bench-forecasting bench-scaling bench-scaling-held-aside bench-rebalancing bench-peers \
 	clean cluster-build cluster-up cluster-down cluster-status
 
 help:
@@ -67,7 +67,7 @@ cluster-status: $(STAMP)
 test: lint typecheck cluster-build image
 	$(BIN)/pytest
 
-bench: bench-forecasting bench-scaling bench-rebalancing bench-peers bench-operator-load
+bench: bench-forecasting bench-scaling bench-scaling-held-aside bench-rebalancing bench-peers bench-operator-load
 
 bench-forecasting: $(STAMP)
 	$(BIN)/python -m pip install --quiet --editable '.[dev,bench]'
@@ -77,6 +77,9 @@ bench-forecasting: $(STAMP)
 
 bench-scaling: $(STAMP)
 	$(BIN)/python -m benchmarks.scaling
+
+bench-scaling-held-aside: $(STAMP)
+	$(BIN)/python -m benchmarks.scaling_held_aside
 
 bench-rebalancing: $(STAMP)
 	$(BIN)/python -m benchmarks.rebalancing

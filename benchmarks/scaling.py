@@ -62,6 +62,7 @@ class Workload:
     column: str
     steps: int
     where: tuple[tuple[str, str], ...] = ()
+    first: int = 0  # the slice's first step in the trace
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[in
     """Forecast, and replay for every distinct start-up step count; (forecast, results, s)."""
     started = time.perf_counter()
     trace = read_trace(traces / workload.file, workload.column, dict(workload.where))
-    load = trace.values[: workload.steps]
+    load = trace.values[workload.first : workload.first + workload.steps]
     step = trace.step_seconds
     steps = startup_steps(step)
     horizon = max(steps) + 1
@@ -335,8 +336,8 @@ def elasticity_rows(label: str, setting: str, replayed: Replayed) -> list[list[s
     ]
 
 
-def render(rows: list[Row], seconds: float, quick: bool) -> str:
-    box_header = [
+def box_header() -> list[str]:
+    return [
         "trace",
         "start-up",
         "hpa overload min (share)",
@@ -349,7 +350,10 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "saving captured",
         "clairvoyant forecast: fewer replica-min (its overload)",
     ]
-    matched_header = [
+
+
+def matched_header() -> list[str]:
+    return [
         "trace",
         "start-up",
         f"replica-min at hpa's overload (target >= {MATCHED_SAVING:.0%})",
@@ -357,6 +361,9 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         *(f"realised / budget {b:.1%}" for b in KEPT_BUDGETS),
         "clairvoyant forecast: replica-min at hpa's overload",
     ]
+
+
+def render(rows: list[Row], seconds: float, quick: bool) -> str:
     elasticity_header = [
         "trace",
         "start-up",
@@ -416,7 +423,7 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "(One scored step when the HPA never overloads; Google's VMs share one budget, the "
         "fleet's share, as a user sets one budget for a fleet.)",
         "",
-        *table(box_header, box),
+        *table(box_header(), box),
         "",
         "### Matched, and budgets kept",
         "",
@@ -424,7 +431,7 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "0.02 % to 20 % at hpa's overload minutes and at hpa's replica-minutes. Budget kept: "
         f"the realised overload share over the budget, target within a factor of {BUDGET_FACTOR}.",
         "",
-        *table(matched_header, matched),
+        *table(matched_header(), matched),
         "",
         "### The HPA baseline: its normaliser and its cadence",
         "",
@@ -466,10 +473,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not (args.traces / "README.md").is_file():
         parser.error(f"no traces at {args.traces}")
     started = time.perf_counter()
-    chosen = workloads(args.traces, args.quick)
+    rows = replay_all(args.traces, workloads(args.traces, args.quick), args.workers)
+    section = render(rows, time.perf_counter() - started, args.quick)
+    print(section)
+    write_section(args.output, "scaling", section)
+
+
+def replay_all(traces: Path, chosen: Sequence[Workload], workers: int) -> list[Row]:
+    """Every workload replayed (in ``workers`` processes); a row per trace and start-up."""
     by_label: dict[str, list[tuple[Forecast, dict[int, Replays]]]] = {}
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        futures = [pool.submit(replay_workload, args.traces, w) for w in chosen]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(replay_workload, traces, w) for w in chosen]
         for done, (workload, future) in enumerate(zip(chosen, futures, strict=True), 1):
             forecast, results, seconds = future.result()
             by_label.setdefault(workload.label, []).append((forecast, results))
@@ -491,9 +505,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 name: add([p[1][startup].hpa_variants[name] for p in parts]) for name in VARIANTS
             }
             rows.append((label, step, startup, combine(fleets[0]), combine(fleets[1]), hpas))
-    section = render(rows, time.perf_counter() - started, args.quick)
-    print(section)
-    write_section(args.output, "scaling", section)
+    return rows
 
 
 if __name__ == "__main__":
