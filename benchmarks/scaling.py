@@ -463,15 +463,28 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="short slices, for a smoke run")
+def replay_arguments(doc: str) -> argparse.ArgumentParser:
+    """The options of a replay benchmark: where the traces are, the report goes, how wide."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--traces", type=Path, default=REPO_TRACES)
     parser.add_argument("--output", type=Path, default=Path("BENCHMARKS.md"))
     parser.add_argument("--workers", type=int, default=2)
+    return parser
+
+
+def parse_replay_arguments(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not (args.traces / "README.md").is_file():
         parser.error(f"no traces at {args.traces}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = replay_arguments(__doc__)
+    parser.add_argument("--quick", action="store_true", help="short slices, for a smoke run")
+    args = parse_replay_arguments(parser, argv)
     started = time.perf_counter()
     rows = replay_all(args.traces, workloads(args.traces, args.quick), args.workers)
     section = render(rows, time.perf_counter() - started, args.quick)

@@ -13,7 +13,6 @@ BENCHMARKS.md between this benchmark's markers.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.report import REPO_TRACES, machine_description, table, write_section
+from benchmarks.report import machine_description, table, write_section
 from benchmarks.scaling import (
     Row,
     Workload,
@@ -29,7 +28,9 @@ from benchmarks.scaling import (
     matched_header,
     matched_row,
     out_of_the_box_row,
+    parse_replay_arguments,
     replay_all,
+    replay_arguments,
 )
 from predictive_scaler.traces import column_values
 
@@ -97,13 +98,7 @@ def render(rows: Sequence[Row], seconds: float) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--traces", type=Path, default=REPO_TRACES)
-    parser.add_argument("--output", type=Path, default=Path("BENCHMARKS.md"))
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args(argv)
-    if not (args.traces / "README.md").is_file():
-        parser.error(f"no traces at {args.traces}")
+    args = parse_replay_arguments(replay_arguments(__doc__), argv)
     started = time.perf_counter()
     rows = replay_all(args.traces, held_aside(args.traces), args.workers)
     section = render(rows, time.perf_counter() - started)
