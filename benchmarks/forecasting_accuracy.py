@@ -192,10 +192,16 @@ def as_floats(values: FloatArray) -> tuple[float, ...]:
     return tuple(float(value) for value in values)
 
 
-def accuracy_rows(trace: str, scores: Sequence[OriginScore]) -> tuple[AccuracyRow, ...]:
+def scores_by_model(scores: Sequence[OriginScore]) -> dict[str, list[OriginScore]]:
+    """Each model's scores, in origin order."""
     by_model: dict[str, list[OriginScore]] = {}
     for origin_score in scores:
         by_model.setdefault(origin_score.model, []).append(origin_score)
+    return by_model
+
+
+def accuracy_rows(trace: str, scores: Sequence[OriginScore]) -> tuple[AccuracyRow, ...]:
+    by_model = scores_by_model(scores)
     baseline = np.array([s.mase for s in by_model["seasonal_naive"]])
     rows = []
     for name, model_scores in by_model.items():
@@ -267,7 +273,7 @@ def evaluate_trace(spec: TraceSpec, workloads: Sequence[Workload], size: RunSize
 
 
 def per_origin_mase(scores: Sequence[OriginScore]) -> dict[str, FloatArray]:
-    by_model: dict[str, list[tuple[float, ...]]] = {}
-    for origin_score in scores:
-        by_model.setdefault(origin_score.model, []).append(origin_score.mase)
-    return {name: np.array(rows, dtype=np.float64) for name, rows in by_model.items()}
+    return {
+        name: np.array([s.mase for s in model_scores], dtype=np.float64)
+        for name, model_scores in scores_by_model(scores).items()
+    }
