@@ -33,7 +33,7 @@ from tests.fixtures.operator import (
     scaler,
     wait_condition,
 )
-from tests.fixtures.rebalancing import skewed_pool
+from tests.fixtures.rebalancing import PODS, WORKLOAD, skewed_pool
 
 # Nothing listens here: an operator that asked Prometheus would say so.
 NO_PROMETHEUS = "http://127.0.0.1:9"
@@ -127,26 +127,34 @@ def test_the_rebalancer_plans_from_metrics_server_usage(
         }
     )
     source = MetricsApiSource(kube_api, timeout=10.0, background=False)
-    driver = LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: 4.0)
+    driver = LoadDriver(core_v1, apps_v1, namespace, WORKLOAD, lambda _: 4.0)
     driver.start()
     try:
 
-        def hot_node_reports_its_load() -> bool:
+        def hot_node_and_its_pods_report_their_load() -> bool:
             source.poll()
-            nodes = source.usage().nodes
+            usage = source.usage()
             # An empty node may have no NodeMetrics at all: it counts as idle.
-            return nodes.get(pool.hot, {}).get("cpu", 0.0) > 3.0
+            node_cpu = usage.nodes.get(pool.hot, {}).get("cpu", 0.0)
+            # A pod's PodMetrics can lag its node's by a scrape: the planner
+            # moves no pod whose usage it does not know.
+            pods_cpu = [
+                pod_usage.get("cpu", 0.0)
+                for pod, pod_usage in usage.pods.items()
+                if pod.namespace == namespace and pod.name.startswith(f"{WORKLOAD}-")
+            ]
+            return node_cpu > 3.0 and len(pods_cpu) == PODS and sum(pods_cpu) > 3.0
 
         wait_for(
-            hot_node_reports_its_load,
+            hot_node_and_its_pods_report_their_load,
             timeout=3 * RESOLUTION + 60.0,
-            what="metrics-server reports the hot node's load",
+            what="metrics-server reports the hot node's load and its pods'",
         )
         report = Rebalancer(Kubernetes(kube_api), settings, source).cycle(time.time())
     finally:
         driver.stop()
     assert report.plan is not None
-    assert report.plan.moves
+    assert report.plan.moves, report.plan.skipped
     assert {m.source for m in report.plan.moves} == {pool.hot}
     assert {m.destination for m in report.plan.moves} == {pool.cool}
     assert report.evicted == ()
