@@ -116,6 +116,20 @@ def test_arima_update_is_statsmodels_apply_with_the_fitted_parameters(
     np.testing.assert_allclose(model.predict(4, 0.8).upper, frame["mean_ci_upper"], rtol=1e-9)
 
 
+def test_successive_arima_updates_each_filter_their_own_window() -> None:
+    # statsmodels caches the data first bound to a filter; each update must see its own.
+    model = Arima(order=(2, 0, 1)).fit(SERIES[:200])
+    params = np.array(model.results_.params, copy=True)
+    for window in (SERIES[:210], SERIES[10:220], SERIES[:225]):
+        model.update(window)
+        np.testing.assert_array_equal(model.results_.params, params)  # filtered, not refitted
+        reference = model.results_.apply(window)
+        np.testing.assert_allclose(
+            model.residuals_, np.asarray(reference.resid)[1:], rtol=1e-9, atol=1e-7
+        )
+        np.testing.assert_allclose(model.forecast_mean(3), reference.forecast(3), rtol=1e-9)
+
+
 @pytest.mark.parametrize("config", ETS_CONFIGS)
 def test_an_ets_fit_is_statsmodels_fit_without_its_results_object(
     config: tuple[str | None, bool],
@@ -212,6 +226,8 @@ def test_a_fitted_and_updated_arima_keeps_no_kalman_buffers_and_forecasts_as_bef
         ssm = model.results_.model.ssm
         assert not ssm._kalman_filters
         assert not ssm._kalman_smoothers
+        if model.filter_ is not None:
+            assert not model.filter_.kalman._kalman_filters
         # A model that keeps its buffers, filtered with the same parameters, agrees.
         params = model.results_.params
         kept = model.results_.model.clone(window[-model.max_window :]).filter(params)
