@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from predictive_scaler.forecasting.base import ForecastModel, model_numerics
+from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.calibration import conformal_offsets
 from predictive_scaler.forecasting.catalog import make_base_model
 from predictive_scaler.forecasting.forecast import FloatArray
@@ -103,8 +103,7 @@ class Auto(ForecastModel):
             return model.fallback_reason_
         # Its mean only: auto's band comes from the backtest errors, not from it.
         try:
-            with model_numerics(model.uses_thread_pools):
-                mean = np.asarray(model._predict_mean(self.selection_.horizon), dtype=np.float64)
+            mean = model._memoised_mean(self.selection_.horizon)
         except Exception as error:  # noqa: BLE001 - as in ForecastModel.predict
             return f"{model.name} predict failed ({error})"
         if not np.isfinite(mean).all():

@@ -151,11 +151,13 @@ class ForecastModel(ABC):
     y_: FloatArray
     residuals_: FloatArray
     fallback_reason_: str | None
+    memoised_mean_: tuple[int, FloatArray] | None = None
 
     def fit(self, y: ArrayLike) -> Self:
         series = clean_series(y)
         self.y_ = series
         self.fallback_reason_ = None
+        self.memoised_mean_ = None
         if series.size < self.min_observations:
             self._fall_back(f"{series.size} points, {self.name} needs {self.min_observations}")
             return self
@@ -183,11 +185,15 @@ class ForecastModel(ABC):
         if series.size < self.min_observations:
             return self.fit(series)
         self.y_ = series
+        self.memoised_mean_ = None
         try:
             with model_numerics(self.uses_thread_pools):
                 self.residuals_ = self._update(series)
         except Exception:  # noqa: BLE001 - as in fit(): any library failure means "refit"
             return self.fit(series)
+        finally:
+            # What _update computed on its way may describe a state it then left.
+            self.memoised_mean_ = None
         return self
 
     def predict(self, h: int, level: float = 0.8) -> Forecast:
@@ -233,8 +239,7 @@ class ForecastModel(ABC):
         mean: FloatArray | None = None
         if self.fallback_reason_ is None:
             try:
-                with model_numerics(self.uses_thread_pools):
-                    mean = np.asarray(self._predict_mean(h), dtype=np.float64)
+                mean = self._memoised_mean(h)
             except Exception:  # noqa: BLE001 - same reasoning as in fit()
                 mean = None
             if mean is not None and (mean.shape != (h,) or not np.isfinite(mean).all()):
@@ -260,6 +265,21 @@ class ForecastModel(ABC):
                 raise ValueError(self.fallback_reason_)
             means[row] = self.forecast_mean(horizon)
         return means
+
+    def _memoised_mean(self, h: int) -> FloatArray:
+        """``_predict_mean(h)`` as a float array, computed once per fit or update.
+
+        Between two updates a pool member's mean is asked for several times
+        (auto's check that its choice still holds, then its forecast and
+        band), and each costs a filter's worth of matrix products.
+        """
+        last = self.memoised_mean_
+        if last is not None and last[0] == h:
+            return last[1].copy()
+        with model_numerics(self.uses_thread_pools):
+            mean = np.asarray(self._predict_mean(h), dtype=np.float64)
+        self.memoised_mean_ = (h, mean.copy())
+        return mean
 
     @property
     def is_degraded(self) -> bool:
