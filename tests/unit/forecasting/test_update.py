@@ -78,18 +78,18 @@ def test_update_on_a_degraded_model_refits() -> None:
 def test_arima_update_keeps_its_parameters_and_moves_its_forecast() -> None:
     model = make_model("arima").fit(SERIES[:-5])
     assert isinstance(model, Arima)
-    params = np.array(model.results_.params, copy=True)
+    params = np.array(model.params_, copy=True)
     order = model.order_
     before = model.predict(3, 0.9)
     model.update(SERIES)
-    np.testing.assert_array_equal(np.asarray(model.results_.params), params)
+    np.testing.assert_array_equal(model.params_, params)
     assert model.order_ == order
     after = model.predict(3, 0.9)
     assert not np.allclose(after.mean, before.mean)
     # A refit on the same data would estimate new parameters: update did not refit.
     refit = make_model("arima").fit(SERIES)
     assert isinstance(refit, Arima)
-    assert not np.allclose(np.asarray(refit.results_.params), params)
+    assert not np.allclose(refit.params_, params)
 
 
 def test_holt_update_keeps_its_parameters() -> None:
@@ -119,11 +119,11 @@ def test_arima_update_is_statsmodels_apply_with_the_fitted_parameters(
 def test_successive_arima_updates_each_filter_their_own_window() -> None:
     # statsmodels caches the data first bound to a filter; each update must see its own.
     model = Arima(order=(2, 0, 1)).fit(SERIES[:200])
-    params = np.array(model.results_.params, copy=True)
+    fitted = model.results_
     for window in (SERIES[:210], SERIES[10:220], SERIES[:225]):
         model.update(window)
-        np.testing.assert_array_equal(model.results_.params, params)  # filtered, not refitted
-        reference = model.results_.apply(window)
+        np.testing.assert_array_equal(model.params_, fitted.params)  # filtered, not refitted
+        reference = fitted.apply(window)
         np.testing.assert_allclose(
             model.residuals_, np.asarray(reference.resid)[1:], rtol=1e-9, atol=1e-7
         )
@@ -220,17 +220,18 @@ def test_scheduled_selection_refuses_bad_settings_and_data() -> None:
 
 def test_a_fitted_and_updated_arima_keeps_no_kalman_buffers_and_forecasts_as_before() -> None:
     model = Arima().fit(SERIES[:250])
+    fitted = model.results_
+    assert not fitted.model.ssm._kalman_filters
+    assert not fitted.model.ssm._kalman_smoothers
     for window in (SERIES[:250], SERIES[:260]):
         if window.size > model.y_.size:
             model.update(window)
-        ssm = model.results_.model.ssm
-        assert not ssm._kalman_filters
-        assert not ssm._kalman_smoothers
-        if model.filter_ is not None:
+            # The fit's results, its smoother's output with them, are let go.
+            assert model.results_ is None
+            assert model.filter_ is not None
             assert not model.filter_.kalman._kalman_filters
         # A model that keeps its buffers, filtered with the same parameters, agrees.
-        params = model.results_.params
-        kept = model.results_.model.clone(window[-model.max_window :]).filter(params)
+        kept = fitted.model.clone(window[-model.max_window :]).filter(model.params_)
         assert kept.model.ssm._kalman_filters
         expected = kept.get_forecast(5).summary_frame(alpha=0.1)
         forecast = model.predict(5, 0.9)
