@@ -15,7 +15,15 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from statsmodels.tsa.statespace.kalman_filter import KalmanFilter
+from statsmodels.tsa.statespace.kalman_filter import (
+    MEMORY_NO_FILTERED,
+    MEMORY_NO_FORECAST_COV,
+    MEMORY_NO_GAIN,
+    MEMORY_NO_LIKELIHOOD,
+    MEMORY_NO_SMOOTHING,
+    MEMORY_NO_STD_FORECAST,
+    KalmanFilter,
+)
 
 from predictive_scaler.forecasting.forecast import FloatArray
 
@@ -32,9 +40,18 @@ FILTER_SETTINGS = (
     "filter_method",
     "inversion_method",
     "stability_method",
-    "conserve_memory",
     "tolerance",
     "loglikelihood_burn",
+)
+# An update reads the one-step errors, the predicted states and the last
+# predicted state's covariance; the filter stores nothing else.
+UPDATE_STORES_ONLY_PREDICTIONS = (
+    MEMORY_NO_FILTERED
+    | MEMORY_NO_FORECAST_COV
+    | MEMORY_NO_GAIN
+    | MEMORY_NO_LIKELIHOOD
+    | MEMORY_NO_SMOOTHING
+    | MEMORY_NO_STD_FORECAST
 )
 
 
@@ -174,6 +191,7 @@ class ParameterFilter:
         ssm = results.model.ssm
         for setting in FILTER_SETTINGS:
             setattr(kalman, setting, getattr(ssm, setting))
+        kalman.conserve_memory = UPDATE_STORES_ONLY_PREDICTIONS
         kalman.initialize(ssm.initialization)
         return cls(kalman)
 
