@@ -120,8 +120,12 @@ def test_the_resource_shorthand_scales_on_metrics_server_alone(
                 what="web: MetricsAvailable=True and a load of 3 cores",
             )
         except TimeoutError:
+            said = core_v1.list_namespaced_event(
+                namespace, field_selector="involvedObject.name=web"
+            ).items
             pytest.fail(
-                f"load {seen.get('load')}, MetricsAvailable {condition(seen, 'MetricsAvailable')}"
+                f"load {seen.get('load')}, MetricsAvailable {condition(seen, 'MetricsAvailable')}; "
+                f"events: {[(event.reason, event.message) for event in said]}"
             )
     finally:
         driver.stop()
