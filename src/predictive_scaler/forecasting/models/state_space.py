@@ -101,6 +101,22 @@ def shed_filter_buffers(results: Any) -> Any:
     return results
 
 
+def constant_system(filtered: Any, names: Sequence[str]) -> dict[str, FloatArray] | None:
+    """The named system matrices of a filter pass, each cut to one time slice (its last axis).
+
+    statsmodels stores a matrix once per observation when any part of the
+    system varies with time (an ARIMA's constant intercept does); None when
+    one of these really changes over time.
+    """
+    system = {}
+    for name in names:
+        matrix = np.asarray(getattr(filtered, name), dtype=np.float64)
+        if matrix.shape[-1] > 1 and np.ptp(matrix, axis=-1).any():
+            return None
+        system[name] = matrix[..., :1]
+    return system
+
+
 def state_space_forecasts(filtered: Any, origins: Sequence[int], horizon: int) -> FloatArray | None:
     """Forecast means from every origin of one statsmodels filter pass: (origins, horizon).
 
@@ -108,17 +124,16 @@ def state_space_forecasts(filtered: Any, origins: Sequence[int], horizon: int) -
     to it reaches, so the forecasts are those of an update there. None when
     the model's matrices vary with time (the forecast then needs statsmodels).
     """
-    design, transition = filtered.design, filtered.transition
-    obs_intercept, state_intercept = filtered.obs_intercept, filtered.state_intercept
-    if design.shape[2] != 1 or transition.shape[2] != 1 or design.shape[0] != 1:
+    system = constant_system(filtered, ("design", "obs_intercept", "transition", "state_intercept"))
+    if system is None or system["design"].shape[0] != 1:
         return None
-    if np.ptp(obs_intercept, axis=1).any() or np.ptp(state_intercept, axis=1).any():
-        return None
+    design, transition = system["design"][:, :, 0], system["transition"][:, :, 0]
+    obs_intercept, state_intercept = system["obs_intercept"], system["state_intercept"]
     states = filtered.predicted_state[:, list(origins)]
     means = np.empty((len(origins), horizon))
     for step in range(horizon):
-        means[:, step] = (design[:, :, 0] @ states + obs_intercept[:, :1])[0]
-        states = transition[:, :, 0] @ states + state_intercept[:, :1]
+        means[:, step] = (design @ states + obs_intercept)[0]
+        states = transition @ states + state_intercept
     return means
 
 
@@ -132,11 +147,14 @@ def state_space_interval(
     covariance. None when the model's matrices vary with time.
     """
     means = state_space_forecasts(filtered, [filtered.nobs], h)
-    matrices = (filtered.selection, filtered.state_cov, filtered.obs_cov)
-    if means is None or any(matrix.shape[2] != 1 for matrix in matrices):
+    system = constant_system(
+        filtered, ("design", "transition", "selection", "state_cov", "obs_cov")
+    )
+    if means is None or system is None:
         return None
-    design, transition = filtered.design[:, :, 0], filtered.transition[:, :, 0]
-    selection, state_cov, obs_cov = (matrix[:, :, 0] for matrix in matrices)
+    design, transition, selection, state_cov, obs_cov = (
+        matrix[:, :, 0] for matrix in system.values()
+    )
     disturbance = selection @ state_cov @ selection.T
     covariance = filtered.predicted_state_cov[:, :, filtered.nobs]
     variances = np.empty(h)
@@ -173,15 +191,9 @@ class ParameterFilter:
         length would need the model to rebuild it.
         """
         fitted = results.filter_results
-        matrices = {}
-        for name in SYSTEM_MATRICES:
-            matrix = np.asarray(getattr(fitted, name))
-            if matrix.shape[-1] > 1:
-                # statsmodels stores a constant intercept once per observation.
-                if np.ptp(matrix, axis=-1).any():
-                    raise ValueError(f"the fitted {name} varies with time")
-                matrix = matrix[..., :1]
-            matrices[name] = matrix
+        matrices = constant_system(fitted, SYSTEM_MATRICES)
+        if matrices is None:
+            raise ValueError("the fitted system varies with time")
         kalman = KalmanFilter(
             k_endog=fitted.k_endog,
             k_states=fitted.k_states,
