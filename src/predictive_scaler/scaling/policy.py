@@ -247,12 +247,12 @@ def _size(
             when_ready,
             at_ready,
             f"{forecast.model} forecast {forecast.mean[-1]:.4g} when new pods are ready "
-            f"({how}: {at_ready:.4g}) -> {when_ready} replicas at "
-            f"{spec.per_replica:.4g} {per} each",
+            f"({how}: {at_ready:.4g}) -> {when_ready} replicas, "
+            f"{per} {spec.per_replica:.4g} each",
         )
     return Sizing(
         kept,
         peak,
         f"{forecast.model} forecast peak {forecast.mean.max():.4g} within {ahead} "
-        f"({how}: {peak:.4g}) -> keep {kept} replicas at {spec.per_replica:.4g} {per} each",
+        f"({how}: {peak:.4g}) -> keep {kept} replicas, {per} {spec.per_replica:.4g} each",
     )

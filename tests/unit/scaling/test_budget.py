@@ -177,7 +177,7 @@ def test_decide_sizes_at_the_threshold_and_counts_the_newest_sample_once() -> No
     assert first.desired_replicas == 13  # ceil(10 + 2.32 spreads of 1)
     assert first.load_bound == pytest.approx(10.0 + z)
     assert "quantile 0.99 for a 1.00% overload budget" in first.message
-    assert "at 1 capacity each" in first.message
+    assert "13 replicas, capacity 1 each" in first.message
     # The same sample seen again (a faster sync than the step) moves nothing.
     again = decide(scaling, history, 10, first.state, now=620.0, forecaster=SpreadForecaster(10.0))
     assert again.state.overload == first.state.overload

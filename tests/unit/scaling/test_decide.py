@@ -100,8 +100,8 @@ def test_sizes_a_scale_up_for_the_step_when_new_pods_are_ready() -> None:
     assert decision.changes_replicas
     message = decision.message
     assert (
-        "fake forecast 30 when new pods are ready (upper bound at 90%: 35) -> 4 replicas "
-        "at 10 target each"
+        "fake forecast 30 when new pods are ready (upper bound at 90%: 35) -> 4 replicas, "
+        "target 10 each"
     ) in message
     assert "4 replicas (from 2)" in message
 
