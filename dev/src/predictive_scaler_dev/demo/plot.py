@@ -35,6 +35,7 @@ def plot_demo(
 
     matplotlib.use("Agg")  # files only, no display needed
     import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
 
     def hours(seconds: np.ndarray) -> np.ndarray:
         """Trace hours of the day; the warm-up comes before the start hour."""
@@ -103,6 +104,7 @@ def plot_demo(
         label="reactive HPA (replayed)",
     )
     bottom.set_ylabel("replicas")
+    bottom.yaxis.set_major_locator(MaxNLocator(integer=True))
     bottom.set_xlabel("hour of the day (trace time; the warm-up is the evening before)")
     scored = (
         ("predictive", summary.operator),
@@ -110,8 +112,13 @@ def plot_demo(
         ("KEDA", summary.keda),
         ("replayed", summary.baseline),
     )
+    # Room above the highest count for the legend, one row wide: in the
+    # corner it hid the replicas of the morning ramp.
+    low, high = bottom.get_ylim()
+    bottom.set_ylim(low, high + 0.45 * (high - low))
     bottom.legend(
-        loc="upper left",
+        loc="upper center",
+        ncol=4,
         fontsize="small",
         title="overload min / replica-min: "
         + "; ".join(

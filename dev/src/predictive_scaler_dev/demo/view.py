@@ -82,12 +82,12 @@ def render(frame: Frame) -> list[str]:
 
 
 def one_line(frame: Frame) -> str:
-    forecast = frame.status.get("forecast") or {}
+    # The decision names the model, the forecast it sized for and the load
+    # provisioned; the band's upper bound beside it read as a second forecast.
     clock = f"{frame.clock} warm-up" if frame.warming_up else frame.clock
     return (
         f"[{clock}] load {frame.load:.2f} cores, replicas {frame.replicas} "
-        f"({frame.running} running), forecast {forecast.get('upper', float('nan')):.2f} "
-        f"by {forecast.get('model', '-')}: {frame.status.get('decision', '-')}"
+        f"({frame.running} running): {frame.status.get('decision', '(no decision yet)')}"
     )
 
 
