@@ -133,6 +133,9 @@ def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
     assert summary["keda"]["scaling_actions"] > 0
     assert summary["keda_peak_replicas"] > initial
     assert (output / "demo.png").read_bytes()[:8] == PNG_SIGNATURE
+    # The operator's log says what it did, as its Events do.
+    operator_log = (output / "operator.log").read_text()
+    assert re.search(rf"\[{NAMESPACE}/{WORKLOAD}\] Scaled: ", operator_log), operator_log[-3000:]
 
     assert not pid_alive(operator_pid(text))
     assert not (local_cluster.layout.scrape_targets / f"{SCRAPE_TARGET}.json").exists()

@@ -33,7 +33,7 @@ from predictive_scaler.operator.fairness import FairQueue
 from predictive_scaler.operator.kube import FINALIZER, Kubernetes
 from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.rebalancer import Rebalancer
-from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
+from predictive_scaler.operator.reconcile import Evaluation, Evaluator, EventNote, ObjectRef
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, Mode
 from predictive_scaler.operator.rivals import ScalerClaim, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
@@ -133,6 +133,20 @@ async def stop_rebalancing(memo: kopf.Memo, **_: Any) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _log_note(namespace: str, name: str, note: EventNote) -> None:
+    """Write an object's Event to the operator's log too.
+
+    ``kopf.event`` only posts it, so the log said nothing of what the
+    operator did (a demo's 34 scale actions left no line in it), and Events
+    expire after an hour. A module logger, not the object's: kopf's posts
+    what it logs at WARNING as another Event.
+    """
+    level = logging.WARNING if note.type == "Warning" else logging.INFO
+    logging.getLogger(__name__).log(
+        level, "[%s/%s] %s: %s", namespace, name, note.reason, note.message
+    )
 
 
 async def _stand_by(leadership: Leadership, settings: OperatorSettings) -> None:
@@ -424,6 +438,7 @@ async def evaluate(
             else:
                 for note in evaluation.events if evaluation else ():
                     kopf.event(body, type=note.type, reason=note.reason, message=note.message)
+                    _log_note(namespace, name, note)
             finally:
                 cadence.last_duration = time.monotonic() - began
                 metrics.RECONCILE_SECONDS.observe(cadence.last_duration)
