@@ -199,16 +199,39 @@ def create_namespace(core: client.CoreV1Api, name: str, *, timeout: float = 60.0
 
 
 def wait_crd_established(kubeconfig: Path, name: str, *, timeout: float = 60.0) -> None:
-    """Wait until the API server serves the CRD ``name``.
+    """Wait until the API server serves the CRD ``name`` and lists its objects.
 
     Not ``kubectl wait --for=condition=Established``: on a CRD created a
     moment ago, before the API server has written any condition, it fails at
     once (".status.conditions accessor error: <nil>") instead of waiting.
+    Established is not enough either: the first lists after it can be
+    refused with 429 "storage is (re)initializing" while the resource's watch
+    cache fills, and an operator started then logs its first request as an
+    ERROR (kopf retries it).
     """
-    extensions = client.ApiextensionsV1Api(api_client(kubeconfig))
+    api = api_client(kubeconfig)
+    extensions = client.ApiextensionsV1Api(api)
+    objects = client.CustomObjectsApi(api)
     wait_until(
-        lambda: crd_established(extensions, name), timeout=timeout, what=f"CRD {name} established"
+        lambda: crd_established(extensions, name) and _lists(extensions, objects, name),
+        timeout=timeout,
+        what=f"CRD {name} established and listing",
     )
+
+
+def _lists(
+    extensions: client.ApiextensionsV1Api, objects: client.CustomObjectsApi, name: str
+) -> bool:
+    """Whether a list of the CRD's objects (its storage version) is answered."""
+    crd = extensions.read_custom_resource_definition(name)
+    version = next(v.name for v in crd.spec.versions if v.storage)
+    try:
+        objects.list_cluster_custom_object(crd.spec.group, version, crd.spec.names.plural, limit=1)
+    except ApiException as error:
+        if error.status == 429:
+            return False
+        raise
+    return True
 
 
 def crd_established(extensions: client.ApiextensionsV1Api, name: str) -> bool:
