@@ -7,28 +7,26 @@ import json
 import math
 from pathlib import Path
 
-from benchmarks.operator_load import (
-    ClassResult,
-    LoadResult,
-    Observation,
+from benchmarks.operator_load import Observation, keep_stamps
+from benchmarks.operator_load_classes import (
     Options,
     cheap_class,
-    class_row,
-    condition_status,
     expensive_class,
+    shortest_refresh,
+    split,
+)
+from benchmarks.operator_load_figures import (
+    ClassResult,
+    LoadResult,
+    condition_status,
     first_evaluations,
     gaps_and_shares,
-    keep_stamps,
-    mixed_sentence,
-    operator_row,
     parse_metrics,
     per_object,
-    render,
-    shortest_refresh,
     since,
-    split,
     whole_seconds,
 )
+from benchmarks.operator_load_report import class_row, mixed_sentence, operator_row, render
 from predictive_scaler.operator.resource import PredictiveScalerSpec
 
 
