@@ -104,8 +104,14 @@ def _window(seconds: float) -> str:
 
 
 def prometheus_seconds(seconds: float) -> str:
-    """A duration as Prometheus parses it: plain decimal seconds, never ``3.6e+09s``."""
-    return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
+    """A duration as Prometheus's HTTP API parses it: a plain decimal number of seconds.
+
+    Its duration syntax has no fractions: ``9.995s`` is refused with 400, and
+    an evaluation cuts the query timeout to what is left of its budget (9.995 s
+    of the default 10), so with every default each query failed. A bare number
+    is read as float seconds; ``3.6e+09`` in a unit would be refused too.
+    """
+    return f"{seconds:.3f}".rstrip("0").rstrip(".")
 
 
 @dataclass(frozen=True)
