@@ -6,6 +6,7 @@ the benchmarks, so the policy they measure is the policy that runs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -22,6 +23,11 @@ from predictive_scaler.units import format_duration
 STALE_AFTER_STEPS = 3
 # More missing samples than this share of the history and no forecast is trusted.
 MAX_MISSING_SHARE = 0.5
+
+
+def replicas_in_words(replicas: int) -> str:
+    """ "1 replica", "3 replicas": minReplicas is often 1, and "1 replicas" reads as a slip."""
+    return f"{replicas} replica{'' if replicas == 1 else 's'}"
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,16 @@ class LoadHistory:
             return "MissingMetrics", "no load samples in the history window"
         missing = 1.0 - finite.size / self.values.size
         if missing > MAX_MISSING_SHARE:
-            return "MissingMetrics", f"{missing:.0%} of the history window has no samples"
+            # A new workload holds until its history fills (hours, at the
+            # default 6 h): say how much is missing, not only that it is.
+            needed = math.ceil((1.0 - MAX_MISSING_SHARE) * self.values.size) - finite.size
+            window = format_duration(self.values.size * self.step_seconds)
+            wait = format_duration(needed * self.step_seconds)
+            plural = "" if needed == 1 else "s"
+            return "MissingMetrics", (
+                f"{missing:.0%} of the {window} history window has no samples: forecasting "
+                f"waits for half of it, {needed} more sample{plural} ({wait} at one a step)"
+            )
         age = now - self.newest_time
         if age > STALE_AFTER_STEPS * self.step_seconds:
             return "StaleMetrics", f"the newest load sample is {format_duration(age)} old"
@@ -126,7 +141,10 @@ def decide(
         return Decision(
             clamped,
             current_replicas,
-            (f"{current_replicas} replicas is outside [{lowest}, {highest}]: {words} {clamped}",),
+            (
+                f"{replicas_in_words(current_replicas)} is outside [{lowest}, {highest}]: "
+                f"{words} {clamped}",
+            ),
             state,
             limit="TooFewReplicas" if clamped == lowest else "TooManyReplicas",
         )
@@ -136,7 +154,7 @@ def decide(
         return Decision(
             current_replicas,
             current_replicas,
-            (f"holding {current_replicas} replicas: {words}",),
+            (f"holding {replicas_in_words(current_replicas)}: {words}",),
             state,
             held=code,
         )
@@ -181,9 +199,9 @@ def decide(
         reasons.append(rate.message)
     desired = rate.replicas
     reasons.append(
-        f"{desired} replicas (from {current_replicas})"
+        f"{replicas_in_words(desired)} (from {current_replicas})"
         if desired != current_replicas
-        else f"stay at {desired} replicas"
+        else f"stay at {replicas_in_words(desired)}"
     )
     return Decision(
         desired,
@@ -247,12 +265,12 @@ def _size(
             when_ready,
             at_ready,
             f"{forecast.model} forecast {forecast.mean[-1]:.4g} when new pods are ready "
-            f"({how}: {at_ready:.4g}) -> {when_ready} replicas, "
+            f"({how}: {at_ready:.4g}) -> {replicas_in_words(when_ready)}, "
             f"{per} {spec.per_replica:.4g} each",
         )
     return Sizing(
         kept,
         peak,
         f"{forecast.model} forecast peak {forecast.mean.max():.4g} within {ahead} "
-        f"({how}: {peak:.4g}) -> keep {kept} replicas, {per} {spec.per_replica:.4g} each",
+        f"({how}: {peak:.4g}) -> keep {replicas_in_words(kept)}, {per} {spec.per_replica:.4g} each",
     )

@@ -221,7 +221,16 @@ def test_scale_up_is_rate_limited_and_says_so() -> None:
     ("values", "words"),
     [
         ([math.nan] * 6, "no load samples"),
-        ([math.nan, math.nan, math.nan, 10.0, 10.0], "60% of the history window has no samples"),
+        (
+            [math.nan, math.nan, math.nan, 10.0, 10.0],
+            "60% of the 5m history window has no samples: forecasting waits for half of it, "
+            "1 more sample (1m at one a step)",
+        ),
+        (
+            [math.nan] * 9 + [10.0],
+            "90% of the 10m history window has no samples: forecasting waits for half of it, "
+            "4 more samples (4m at one a step)",
+        ),
     ],
 )
 def test_missing_data_holds_the_current_count(values: list[float], words: str) -> None:
@@ -320,7 +329,8 @@ def test_a_count_outside_the_bounds_is_brought_back_without_a_forecast(
     fake = FakeForecaster(upper=[40.0])
     decision = run(spec(min_replicas=3, max_replicas=7), [40.0], current, fake)
     assert (decision.desired_replicas, decision.limit) == (desired, limit)
-    assert f"{current} replicas is outside [3, 7]" in decision.message
+    counted = "1 replica" if current == 1 else f"{current} replicas"
+    assert f"{counted} is outside [3, 7]" in decision.message
     assert fake.calls == []
 
 
