@@ -52,7 +52,7 @@ class LoadHistory:
             # A new workload holds until its history fills (hours, at the
             # default 6 h): say how much is missing, not only that it is.
             needed = math.ceil((1.0 - MAX_MISSING_SHARE) * self.values.size) - finite.size
-            window = format_duration(self.values.size * self.step_seconds)
+            window = format_duration((self.values.size - 1) * self.step_seconds)
             wait = format_duration(needed * self.step_seconds)
             plural = "" if needed == 1 else "s"
             return "MissingMetrics", (

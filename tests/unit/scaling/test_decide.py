@@ -223,12 +223,12 @@ def test_scale_up_is_rate_limited_and_says_so() -> None:
         ([math.nan] * 6, "no load samples"),
         (
             [math.nan, math.nan, math.nan, 10.0, 10.0],
-            "60% of the 5m history window has no samples: forecasting waits for half of it, "
+            "60% of the 4m history window has no samples: forecasting waits for half of it, "
             "1 more sample (1m at one a step)",
         ),
         (
             [math.nan] * 9 + [10.0],
-            "90% of the 10m history window has no samples: forecasting waits for half of it, "
+            "90% of the 9m history window has no samples: forecasting waits for half of it, "
             "4 more samples (4m at one a step)",
         ),
     ],
