@@ -1,4 +1,4 @@
-"""Durations as users write them (90s, 5m, 6h, 1d), for the command line and the custom resource."""
+"""Durations as users write them (90s, 5m, 6h, 1d), and counts as they read them ("1 replica")."""
 
 from __future__ import annotations
 
@@ -29,3 +29,8 @@ def percentage(text: str) -> float:
     if not text.endswith("%"):
         raise ValueError(f"expected a percentage such as 1%, got {text!r}")
     return float(text[:-1]) / 100.0
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 replica``, ``3 replicas``: minReplicas is often 1, and "1 replicas" reads as a slip."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"

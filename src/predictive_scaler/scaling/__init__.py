@@ -12,13 +12,7 @@ from predictive_scaler.scaling.behavior import (
     ScalingRules,
 )
 from predictive_scaler.scaling.budget import OverloadTracker
-from predictive_scaler.scaling.policy import (
-    Decision,
-    Forecaster,
-    LoadHistory,
-    decide,
-    replicas_in_words,
-)
+from predictive_scaler.scaling.policy import Decision, Forecaster, LoadHistory, decide
 from predictive_scaler.scaling.spec import ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
 
@@ -35,5 +29,4 @@ __all__ = [
     "ScalingSpec",
     "ScalingState",
     "decide",
-    "replicas_in_words",
 ]

@@ -17,17 +17,12 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling.budget import OverloadTracker, provisioned
 from predictive_scaler.scaling.spec import ROUNDING, ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
-from predictive_scaler.units import format_duration
+from predictive_scaler.units import counted, format_duration
 
 # The newest sample may be this many steps old before the data counts as stale.
 STALE_AFTER_STEPS = 3
 # More missing samples than this share of the history and no forecast is trusted.
 MAX_MISSING_SHARE = 0.5
-
-
-def replicas_in_words(replicas: int) -> str:
-    """ "1 replica", "3 replicas": minReplicas is often 1, and "1 replicas" reads as a slip."""
-    return f"{replicas} replica{'' if replicas == 1 else 's'}"
 
 
 @dataclass(frozen=True)
@@ -54,10 +49,9 @@ class LoadHistory:
             needed = math.ceil((1.0 - MAX_MISSING_SHARE) * self.values.size) - finite.size
             window = format_duration((self.values.size - 1) * self.step_seconds)
             wait = format_duration(needed * self.step_seconds)
-            plural = "" if needed == 1 else "s"
             return "MissingMetrics", (
                 f"{missing:.0%} of the {window} history window has no samples: forecasting "
-                f"waits for half of it, {needed} more sample{plural} ({wait} at one a step)"
+                f"waits for half of it, {counted(needed, 'more sample')} ({wait} at one a step)"
             )
         age = now - self.newest_time
         if age > STALE_AFTER_STEPS * self.step_seconds:
@@ -142,7 +136,7 @@ def decide(
             clamped,
             current_replicas,
             (
-                f"{replicas_in_words(current_replicas)} is outside [{lowest}, {highest}]: "
+                f"{counted(current_replicas, 'replica')} is outside [{lowest}, {highest}]: "
                 f"{words} {clamped}",
             ),
             state,
@@ -154,7 +148,7 @@ def decide(
         return Decision(
             current_replicas,
             current_replicas,
-            (f"holding {replicas_in_words(current_replicas)}: {words}",),
+            (f"holding {counted(current_replicas, 'replica')}: {words}",),
             state,
             held=code,
         )
@@ -199,9 +193,9 @@ def decide(
         reasons.append(rate.message)
     desired = rate.replicas
     reasons.append(
-        f"{replicas_in_words(desired)} (from {current_replicas})"
+        f"{counted(desired, 'replica')} (from {current_replicas})"
         if desired != current_replicas
-        else f"stay at {replicas_in_words(desired)}"
+        else f"stay at {counted(desired, 'replica')}"
     )
     return Decision(
         desired,
@@ -265,12 +259,13 @@ def _size(
             when_ready,
             at_ready,
             f"{forecast.model} forecast {forecast.mean[-1]:.4g} when new pods are ready "
-            f"({how}: {at_ready:.4g}) -> {replicas_in_words(when_ready)}, "
+            f"({how}: {at_ready:.4g}) -> {counted(when_ready, 'replica')}, "
             f"{per} {spec.per_replica:.4g} each",
         )
     return Sizing(
         kept,
         peak,
         f"{forecast.model} forecast peak {forecast.mean.max():.4g} within {ahead} "
-        f"({how}: {peak:.4g}) -> keep {replicas_in_words(kept)}, {per} {spec.per_replica:.4g} each",
+        f"({how}: {peak:.4g}) -> keep {counted(kept, 'replica')}, "
+        f"{per} {spec.per_replica:.4g} each",
     )

@@ -27,6 +27,7 @@ from predictive_scaler.scaling import Behavior, Decision, LoadHistory, ScalingSt
 from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.replay import Fleet, ReplayConfig, overloaded
 from predictive_scaler.simulation.tallies import Scored, Sides, Tallies
+from predictive_scaler.units import counted
 
 # Forecasts awaiting their load: one per step of the lead time, and some to spare.
 MAX_PENDING = 512
@@ -297,7 +298,7 @@ def following_hpa(decision: Decision, state: ShadowState, spec: ShadowSpec) -> D
     """``decision`` with the shadow HPA's count, for objects that fall back to it."""
     shadow = state.hpa_replicas
     desired = min(max(shadow, spec.min_replicas), spec.max_replicas)
-    reason = f"following the shadow HPA's {shadow} replicas (WorseThanReactive)"
+    reason = f"following the shadow HPA's {counted(shadow, 'replica')} (WorseThanReactive)"
     limit = None
     if desired != shadow:
         limit = "TooManyReplicas" if shadow > desired else "TooFewReplicas"
