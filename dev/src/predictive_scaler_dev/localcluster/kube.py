@@ -212,18 +212,16 @@ def wait_crd_established(kubeconfig: Path, name: str, *, timeout: float = 60.0) 
     api = api_client(kubeconfig)
     extensions = client.ApiextensionsV1Api(api)
     objects = client.CustomObjectsApi(api)
-    wait_until(
-        lambda: crd_established(extensions, name) and _lists(extensions, objects, name),
-        timeout=timeout,
-        what=f"CRD {name} established and listing",
-    )
+
+    def serving() -> bool:
+        crd = _established_crd(extensions, name)
+        return crd is not None and _lists(objects, crd)
+
+    wait_until(serving, timeout=timeout, what=f"CRD {name} established and listing")
 
 
-def _lists(
-    extensions: client.ApiextensionsV1Api, objects: client.CustomObjectsApi, name: str
-) -> bool:
+def _lists(objects: client.CustomObjectsApi, crd: client.V1CustomResourceDefinition) -> bool:
     """Whether a list of the CRD's objects (its storage version) is answered."""
-    crd = extensions.read_custom_resource_definition(name)
     version = next(v.name for v in crd.spec.versions if v.storage)
     try:
         objects.list_cluster_custom_object(crd.spec.group, version, crd.spec.names.plural, limit=1)
@@ -236,14 +234,22 @@ def _lists(
 
 def crd_established(extensions: client.ApiextensionsV1Api, name: str) -> bool:
     """Whether the API server serves the CRD ``name`` (False while it does not exist yet)."""
+    return _established_crd(extensions, name) is not None
+
+
+def _established_crd(
+    extensions: client.ApiextensionsV1Api, name: str
+) -> client.V1CustomResourceDefinition | None:
+    """The CRD ``name`` once it is Established, else None (also while it does not exist)."""
     try:
         crd = extensions.read_custom_resource_definition(name)
     except ApiException as error:
         if error.status == 404:
-            return False
+            return None
         raise
     conditions = (crd.status and crd.status.conditions) or []
-    return any(c.type == "Established" and c.status == "True" for c in conditions)
+    established = any(c.type == "Established" and c.status == "True" for c in conditions)
+    return crd if established else None
 
 
 def apiservice_manifest(
