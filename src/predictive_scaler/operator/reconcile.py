@@ -46,7 +46,7 @@ from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
 from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource, Refusal
-from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide
+from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide, holding
 from predictive_scaler.simulation.shadow import (
     Observed,
     ShadowState,
@@ -54,7 +54,7 @@ from predictive_scaler.simulation.shadow import (
     following_hpa,
     steered,
 )
-from predictive_scaler.units import counted, format_duration
+from predictive_scaler.units import format_duration
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +271,7 @@ class Evaluator:
             )
         status = without_stale_keys(raw_status, fresh)
         if metrics_error is not None:
-            status["decision"] = f"holding {counted(scale.replicas, 'replica')}: {metrics_error}"
+            status["decision"] = holding(scale.replicas, str(metrics_error))
         evaluation = self._report(
             ref, raw_status, now, observed(seen), status=status, events=events, lateness=lateness
         )

@@ -12,7 +12,7 @@ from predictive_scaler.scaling.behavior import (
     ScalingRules,
 )
 from predictive_scaler.scaling.budget import OverloadTracker
-from predictive_scaler.scaling.policy import Decision, Forecaster, LoadHistory, decide
+from predictive_scaler.scaling.policy import Decision, Forecaster, LoadHistory, decide, holding
 from predictive_scaler.scaling.spec import ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
 
@@ -29,4 +29,5 @@ __all__ = [
     "ScalingSpec",
     "ScalingState",
     "decide",
+    "holding",
 ]

@@ -25,6 +25,12 @@ STALE_AFTER_STEPS = 3
 MAX_MISSING_SHARE = 0.5
 
 
+def holding(replicas: int, why: str) -> str:
+    """The decision's words when replicas are held for lack of usable load (here and in the
+    operator, whose metric source can fail before a history exists)."""
+    return f"holding {counted(replicas, 'replica')}: {why}"
+
+
 @dataclass(frozen=True)
 class LoadHistory:
     """Load samples, oldest first, one per step; NaN marks a missing sample.
@@ -148,7 +154,7 @@ def decide(
         return Decision(
             current_replicas,
             current_replicas,
-            (f"holding {counted(current_replicas, 'replica')}: {words}",),
+            (holding(current_replicas, words),),
             state,
             held=code,
         )
