@@ -53,7 +53,6 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
             "metrics.port": metrics_port,
             "livenessPort": liveness_port,
             "prometheus.scrapeInterval": f"{local_cluster.scrape_interval_seconds:g}s",
-            "prometheus.queryTimeout": "3s",
             "rebalance.mode": "Off",
         }
     )

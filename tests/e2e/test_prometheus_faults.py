@@ -101,9 +101,13 @@ def test_a_prometheus_slower_than_the_timeout_holds_replicas_and_recovers(
     namespace: str,
 ) -> None:
     with DelayingProxy(local_cluster.ports.prometheus) as proxy:
-        # The operator's query timeout is 3 s (OperatorProcess's environment).
+        # A query timeout shorter than the default 10 s, so the proxy's delay outlasts it soon.
         operator = start_operator(
-            {"PROMETHEUS_URL": proxy.url, "PREDICTIVE_SCALER_REBALANCE_MODE": "Off"}
+            {
+                "PROMETHEUS_URL": proxy.url,
+                "PREDICTIVE_SCALER_REBALANCE_MODE": "Off",
+                "PREDICTIVE_SCALER_QUERY_TIMEOUT": "3s",
+            }
         )
         create_deployment(apps_v1, namespace, "web", MIN, cpu_request="1")
         driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 0.5)

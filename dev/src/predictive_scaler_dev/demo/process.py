@@ -50,7 +50,6 @@ class OperatorProcess:
             PREDICTIVE_SCALER_METRICS_PORT=str(self.metrics_port),
             PREDICTIVE_SCALER_LIVENESS_PORT=str(self.liveness_port),
             PREDICTIVE_SCALER_SCRAPE_INTERVAL=f"{self.cluster.scrape_interval_seconds:g}s",
-            PREDICTIVE_SCALER_QUERY_TIMEOUT="3s",
         )
         env.update(self.extra_env)
         return env
