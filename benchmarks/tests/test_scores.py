@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from benchmarks.forecast_runs import Outcome
-from benchmarks.forecasting import Cost
 from benchmarks.forecasting_accuracy import accuracy_rows, mean_outcome, paired_gap, score
 from benchmarks.forecasting_coverage import WALK_SCORED, walk_standard_error
+from benchmarks.forecasting_targets import Cost
 
 
 def outcome(mean: list[float], half_width: float, seconds: float = 0.1) -> Outcome:
