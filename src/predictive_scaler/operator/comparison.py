@@ -5,13 +5,24 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from predictive_scaler.operator import metrics
+from predictive_scaler.operator.kube import Scale
 from predictive_scaler.operator.report import timestamp
-from predictive_scaler.simulation.shadow import ShadowState, judged_side
+from predictive_scaler.operator.resource import Fallback, Mode, PredictiveScalerSpec
+from predictive_scaler.scaling import Decision, LoadHistory
+from predictive_scaler.simulation.shadow import (
+    Observed,
+    ShadowState,
+    advance,
+    following_hpa,
+    judged_side,
+    steered,
+)
 from predictive_scaler.simulation.tallies import JUDGED, SIDES, WINDOWS, WindowFigures
 from predictive_scaler.units import format_duration
 
@@ -137,3 +148,38 @@ def publish(namespace: str, name: str, shadow: ShadowState, windows: list[Window
             for gauge in (metrics.FORECAST_COVERAGE, metrics.FORECAST_ERROR):
                 with contextlib.suppress(KeyError):
                     gauge.remove(*labels, window.name)
+
+
+@dataclass(frozen=True)
+class Compared:
+    """The decision (the shadow HPA's count when following it), the shadow, and why it wins."""
+
+    decision: Decision
+    shadow: ShadowState | None
+    worse: str | None
+
+
+def compared(
+    spec: PredictiveScalerSpec,
+    raw_status: Mapping[str, Any],
+    decision: Decision,
+    history: LoadHistory,
+    scale: Scale,
+    *,
+    ok: bool,
+) -> Compared:
+    """Advance the shadow HPA on this history (not without metrics: ``ok`` False)."""
+    shadow, shadow_spec = previous_shadow(raw_status), spec.shadow_spec()
+    if ok:
+        seen = Observed(
+            history, scale.replicas, scale.ready, decision.desired_replicas, decision.forecast
+        )
+        shadow = advance(shadow, shadow_spec, seen)
+    if shadow is None:
+        return Compared(decision, None, None)
+    dry_run = spec.scaling.mode is Mode.DRY_RUN
+    follow = spec.comparison.when_worse_than_reactive is Fallback.FOLLOW_HPA
+    shadow = steered(shadow, follow=follow, dry_run=dry_run)
+    if shadow.following and decision.forecast is not None and not decision.held:
+        decision = following_hpa(decision, shadow, shadow_spec)
+    return Compared(decision, shadow, worse_message(shadow, dry_run))

@@ -33,7 +33,7 @@ from predictive_scaler.operator.conditions import (
     merge,
     observed,
 )
-from predictive_scaler.operator.kube import Scale, TargetError, Workloads
+from predictive_scaler.operator.kube import TargetError, Workloads
 from predictive_scaler.operator.report import (
     Published,
     decision_status,
@@ -41,19 +41,12 @@ from predictive_scaler.operator.report import (
     timestamp,
     without_stale_keys,
 )
-from predictive_scaler.operator.resource import Fallback, Mode, PredictiveScalerSpec
+from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
 from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
 from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource, Refusal
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide, holding
-from predictive_scaler.simulation.shadow import (
-    Observed,
-    ShadowState,
-    advance,
-    following_hpa,
-    steered,
-)
 from predictive_scaler.units import format_duration
 
 log = logging.getLogger(__name__)
@@ -236,7 +229,9 @@ class Evaluator:
             ),
             ready_replicas=scale.ready,
         )
-        compared = _compared(spec, raw_status, decision, history, scale, ok=metrics_error is None)
+        compared = comparison.compared(
+            spec, raw_status, decision, history, scale, ok=metrics_error is None
+        )
         decision, shadow = compared.decision, compared.shadow
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
         new_state, events = decision.state, list[EventNote]()
@@ -450,41 +445,6 @@ class Evaluator:
                 )
             )
         return Evaluation(full, tuple(notes))
-
-
-@dataclass(frozen=True)
-class Compared:
-    """The decision (the shadow HPA's count when following it), the shadow, and why it wins."""
-
-    decision: Decision
-    shadow: ShadowState | None
-    worse: str | None
-
-
-def _compared(
-    spec: PredictiveScalerSpec,
-    raw_status: Mapping[str, Any],
-    decision: Decision,
-    history: LoadHistory,
-    scale: Scale,
-    *,
-    ok: bool,
-) -> Compared:
-    """Advance the shadow HPA on this history (not without metrics: ``ok`` False)."""
-    shadow, shadow_spec = comparison.previous_shadow(raw_status), spec.shadow_spec()
-    if ok:
-        seen = Observed(
-            history, scale.replicas, scale.ready, decision.desired_replicas, decision.forecast
-        )
-        shadow = advance(shadow, shadow_spec, seen)
-    if shadow is None:
-        return Compared(decision, None, None)
-    dry_run = spec.scaling.mode is Mode.DRY_RUN
-    follow = spec.comparison.when_worse_than_reactive is Fallback.FOLLOW_HPA
-    shadow = steered(shadow, follow=follow, dry_run=dry_run)
-    if shadow.following and decision.forecast is not None and not decision.held:
-        decision = following_hpa(decision, shadow, shadow_spec)
-    return Compared(decision, shadow, comparison.worse_message(shadow, dry_run))
 
 
 def _selection_notes(installed: Refreshed | None, chosen: str | None) -> list[EventNote]:
