@@ -95,7 +95,8 @@ def comparison_status(
         "since": timestamp(shadow.since),
         "hpaReplicas": shadow.hpa_replicas,
         "summary": summary(judged, dry_run),
-        "windows": [_window_status(figures, dry_run) for figures in windows],
+        # A window with nothing counted yet would only list zeros (the summary says so).
+        "windows": [_window_status(figures, dry_run) for figures in windows if figures.minutes],
     }
     saved = _signed(judged.saved(_headline(dry_run)))
     # None deletes an earlier figure (the status is merge-patched).

@@ -78,6 +78,14 @@ def losing_shadow(steps: int = 120, *, ready: int = 9, replicas: int = 9) -> Sha
     return state
 
 
+def test_before_any_load_is_counted_the_status_lists_no_window_of_zeros() -> None:
+    state = losing_shadow(2)  # one observation: no step between two samples yet
+    status = comparison_status(state, window_figures(state), dry_run=False)
+    assert status["windows"] == []
+    assert status["saved"] is None
+    assert status["summary"] == "no load counted yet over the last 24h"
+
+
 def test_status_shows_every_window_and_the_saving_of_the_day() -> None:
     state = losing_shadow()
     status = comparison_status(state, window_figures(state), dry_run=False)
