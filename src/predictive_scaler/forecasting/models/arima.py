@@ -22,7 +22,8 @@ from predictive_scaler.forecasting.base import ForecastModel, guarded_means
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.models.search import lowest_criterion
 from predictive_scaler.forecasting.models.state_space import (
-    RECENT,
+    RECENT_FILTERS,
+    RECENT_FITS,
     ParameterFilter,
     shed_filter_buffers,
     state_space_forecasts,
@@ -180,7 +181,7 @@ class Arima(ForecastModel):
         # Warm-starting from a previous fit's parameters makes a refit ~5x faster.
         start = self.start_params if self.order is not None else None
         settings = (self.order, self.max_p, self.max_d, self.max_q, self.criterion, start)
-        self.information_criterion_, self.order_, self.results_ = RECENT.get(
+        self.information_criterion_, self.order_, self.results_ = RECENT_FITS.get(
             ("fit", settings, window.tobytes()), lambda: self._search(window, start)
         )
         shed_filter_buffers(self.results_)
@@ -273,7 +274,7 @@ class Arima(ForecastModel):
             self.filter_ = ParameterFilter.of(self.results_)
         parameter_filter = self.filter_
         key = ("filter", self.order_, self.params_.tobytes(), window.tobytes())
-        return RECENT.get(key, lambda: parameter_filter.run(window))
+        return RECENT_FILTERS.get(key, lambda: parameter_filter.run(window))
 
     def filter_through(self, y: FloatArray, origins: Sequence[int]) -> Any:
         """One filter pass up to the last origin, or None when an update differs from it.

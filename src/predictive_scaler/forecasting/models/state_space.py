@@ -63,6 +63,12 @@ class RecentResults:
     orders on the same window and filter it with the same parameters; this
     lets the second reuse the first's work (an order search is most of a
     selection's cost) instead of repeating it.
+
+    Fits and filters are kept apart: where the backtest cannot read every
+    origin from one filter pass it filters once per origin, and those
+    filters, in one cache with the fits, evicted the order search before
+    ``arima_rbf`` asked for it (Alibaba: 15 filters per model, so both
+    searches ran).
     """
 
     def __init__(self, size: int = 8) -> None:
@@ -83,7 +89,11 @@ class RecentResults:
         return value
 
 
-RECENT = RecentResults()
+# A fit (an order search's results, ~0.7 MiB) per pathway and workload being
+# selected at once; the filters of every backtest origin of two models (a
+# filter keeps only its predictions).
+RECENT_FITS = RecentResults(8)
+RECENT_FILTERS = RecentResults(64)
 
 
 def shed_filter_buffers(results: Any) -> Any:
