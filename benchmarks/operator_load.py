@@ -85,12 +85,9 @@ from benchmarks.process_tree import TreeSample, cores_used, peak_rss_kib, sample
 from benchmarks.report import write_section
 from benchmarks.status_watch import StatusWatch
 from predictive_scaler.units import parse_duration
+from predictive_scaler_dev.demo.interrupts import cleanup_that_finishes, interrupt_on_signals
 from predictive_scaler_dev.demo.process import OperatorExitedError, OperatorProcess
-from predictive_scaler_dev.demo.session import (
-    apply_crds,
-    cleanup_that_finishes,
-    interrupt_on_signals,
-)
+from predictive_scaler_dev.demo.session import apply_crds
 
 
 @dataclass

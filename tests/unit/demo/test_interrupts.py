@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from predictive_scaler_dev.demo.session import interrupt_on_signals, stop_if_interrupted
+from predictive_scaler_dev.demo.interrupts import interrupt_on_signals, stop_if_interrupted
 
 
 def test_an_interrupt_is_remembered_after_its_exception_was_swallowed() -> None:

@@ -8,13 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from predictive_scaler.cli.arguments import positive_int
+from predictive_scaler_dev.demo.interrupts import interrupt_on_signals
 from predictive_scaler_dev.demo.scenario import Scenario
-from predictive_scaler_dev.demo.session import (
-    DemoError,
-    DemoOptions,
-    interrupt_on_signals,
-    run_demo,
-)
+from predictive_scaler_dev.demo.session import DemoError, DemoOptions, run_demo
 from predictive_scaler_dev.localcluster import ClusterError
 from predictive_scaler_dev.localcluster.build import BuildError
 

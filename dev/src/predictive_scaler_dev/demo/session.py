@@ -10,11 +10,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import signal
 import subprocess
-import threading
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -26,6 +23,7 @@ from kubernetes.client.exceptions import ApiException
 import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler_dev.demo.history import loaded_query, past_cpu, samples_until
+from predictive_scaler_dev.demo.interrupts import cleanup_that_finishes, stop_if_interrupted
 from predictive_scaler_dev.demo.load import LoadDriver, Tick
 from predictive_scaler_dev.demo.peers import apply_hpa, apply_scaled_object
 from predictive_scaler_dev.demo.plot import ForecastSample, can_plot, plot_demo
@@ -65,7 +63,6 @@ FINALIZE_SECONDS = 30.0
 FIRST_DECISIONS_SECONDS = 10.0
 PROGRESS_SECONDS = 15.0  # between two "still waiting" lines
 POLL_SLICE_SECONDS = 2.0  # between two looks for an interrupt Python dropped
-INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
 class DemoError(RuntimeError):
@@ -85,22 +82,6 @@ class DemoResult:
     summary: DemoSummary
     report: Path
     plot: Path | None
-
-
-@contextlib.contextmanager
-def cleanup_that_finishes() -> Iterator[contextlib.ExitStack]:
-    """An ExitStack whose clean-up a second Ctrl-C cannot cut short."""
-    stack = contextlib.ExitStack()
-    try:
-        yield stack
-    finally:
-        main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-        try:
-            stack.close()
-        finally:
-            if main:
-                signal.signal(signal.SIGINT, previous)
 
 
 def apply_crds(cluster: local.LocalCluster) -> None:
@@ -455,31 +436,3 @@ class Demo:
 
 def run_demo(options: DemoOptions, out: TextIO) -> DemoResult:
     return Demo(options, out).run()
-
-
-# Set by Ctrl-C or SIGTERM. Python drops an exception raised inside a finalizer
-# (an HTTP pool closed by the garbage collector, say), so the demo's waits also
-# look here: an interrupt that lands there is acted on a moment later.
-_interrupted = threading.Event()
-
-
-def stop_if_interrupted() -> None:
-    if _interrupted.is_set():
-        raise KeyboardInterrupt
-
-
-def interrupt_on_signals() -> Callable[[], None]:
-    """Ctrl-C and SIGTERM clean up alike; returns a function restoring the previous handlers."""
-
-    def interrupt(signum: int, frame: object) -> None:
-        _interrupted.set()
-        raise KeyboardInterrupt
-
-    _interrupted.clear()
-    previous = {number: signal.signal(number, interrupt) for number in INTERRUPTS}
-
-    def restore() -> None:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-    return restore
