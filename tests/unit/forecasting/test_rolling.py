@@ -7,7 +7,10 @@ import pytest
 
 from predictive_scaler.forecasting import ForecastModel, make_model
 from predictive_scaler.forecasting.backtest import rolling_origins
-from predictive_scaler.forecasting.models.arima import ArimaRbf
+from predictive_scaler.forecasting.models import arima as arima_module
+from predictive_scaler.forecasting.models.arima import Arima, ArimaRbf
+from predictive_scaler.forecasting.models.state_space import RecentResults
+from predictive_scaler.forecasting.selection import select_model
 from tests.conftest import seasonal_load
 
 SERIES = seasonal_load(240)
@@ -38,3 +41,27 @@ def test_the_networks_numpy_output_is_its_pipelines() -> None:
     assert model.network_ is not None
     rows = np.random.default_rng(0).normal(0.0, 5.0, (20, model.lags))
     np.testing.assert_allclose(model._network(rows), model.network_.predict(rows), rtol=1e-9)
+
+
+@pytest.mark.parametrize("length", [240, 720])
+def test_a_selection_searches_arimas_orders_once_for_arima_and_arima_rbf(
+    length: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 720 points outgrow ARIMA's 600-point window, so the backtest filters once per
+    # origin: those filters once pushed the search out of a cache shared with them.
+    searches: list[int] = []
+    search = Arima._search
+
+    def counted(self: Arima, window: np.ndarray, start: tuple[float, ...] | None) -> object:
+        searches.append(window.size)
+        return search(self, window, start)
+
+    monkeypatch.setattr(Arima, "_search", counted)
+    # Empty caches of the sizes the library runs with: no earlier test's fit is found.
+    for cache in ("RECENT_FITS", "RECENT_FILTERS"):
+        size = getattr(arima_module, cache).size
+        monkeypatch.setattr(arima_module, cache, RecentResults(size))
+    series = seasonal_load(length)
+    select_model(series, candidates=["arima", "arima_rbf"], horizon=3)
+    # One search at the first origin; no second one for arima_rbf's linear part.
+    assert len(searches) == 1, searches
