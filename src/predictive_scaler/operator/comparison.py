@@ -1,4 +1,4 @@
-"""The shadow HPA's comparison as the object's status, its metrics and its verdict."""
+"""The shadow HPA: advanced each evaluation, and its comparison as status, metrics and verdict."""
 
 from __future__ import annotations
 
