@@ -158,6 +158,62 @@ def test_a_target_managed_by_an_hpa_or_an_older_scaler_is_refused_by_name(
     assert "PredictiveScaler/web already manages Deployment/web" in second["message"]
 
 
+# KEDA makes its HPA when it first reconciles the ScaledObject; a busy machine
+# may take a while to start that, as the KEDA integration test allows.
+KEDA_HPA_SECONDS = 120.0
+
+
+def test_a_target_keda_scales_is_refused_naming_the_scaled_object_users_wrote(
+    operator: OperatorProcess,
+    local_cluster: local.LocalCluster,
+    custom_objects: client.CustomObjectsApi,
+    apps_v1: client.AppsV1Api,
+    steady_load: LoadDriver,
+    namespace: str,
+) -> None:
+    scaled_object = {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": "web-keda"},
+        "spec": {
+            "scaleTargetRef": {"name": "web"},
+            "minReplicaCount": 2,
+            "maxReplicaCount": 3,
+            # Two replicas' worth whatever the load: KEDA keeps the count it finds.
+            "triggers": [
+                {
+                    "type": "prometheus",
+                    "metadata": {
+                        "serverAddress": local_cluster.prometheus_url,
+                        "query": "vector(1.4)",
+                        "threshold": "0.7",
+                    },
+                }
+            ],
+        },
+    }
+    custom_objects.create_namespaced_custom_object(
+        "keda.sh", "v1alpha1", namespace, "scaledobjects", scaled_object
+    )
+    create(custom_objects, namespace, fast_scaler("web", "web"))
+    ready = wait_condition(
+        custom_objects,
+        namespace,
+        "web",
+        "Ready",
+        "False",
+        "ConflictingAutoscaler",
+        timeout=KEDA_HPA_SECONDS,
+    )
+    assert (
+        "KEDA's ScaledObject/web-keda (through HorizontalPodAutoscaler/keda-hpa-web-keda) "
+        "already manages Deployment/web"
+    ) in ready["message"]
+    status = read_status(custom_objects, namespace, "web")
+    assert condition(status, "ScalingActive")["status"] == "False"
+    assert replicas(apps_v1, namespace, "web") == 2
+
+
 def test_dry_run_reports_the_decision_and_changes_nothing(
     operator: OperatorProcess,
     custom_objects: client.CustomObjectsApi,

@@ -35,7 +35,7 @@ from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluation, Evaluator, EventNote, ObjectRef
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, Mode
-from predictive_scaler.operator.rivals import ScalerClaim, TargetClaims
+from predictive_scaler.operator.rivals import HpaClaim, ScalerClaim, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.selection_workers import SelectionWorkers
 from predictive_scaler.operator.settings import OperatorSettings
@@ -245,10 +245,10 @@ def _target_key(namespace: str | None, spec: Any) -> WorkloadRef:
 
 @kopf.index("autoscaling", "v2", "horizontalpodautoscalers", id="hpa_targets")
 def hpa_targets(
-    namespace: str | None, name: str, spec: kopf.Spec, **_: Any
-) -> dict[TargetKey, str]:
+    namespace: str | None, name: str, meta: kopf.Meta, spec: kopf.Spec, **_: Any
+) -> dict[TargetKey, HpaClaim]:
     """HPAs by their target, so the rival check needs no request per evaluation."""
-    return {_target_key(namespace, spec): name}
+    return {_target_key(namespace, spec): HpaClaim.of(name, meta.get("ownerReferences") or ())}
 
 
 @kopf.index(GROUP, VERSION, PLURAL, id="scaler_targets")
@@ -267,7 +267,7 @@ def scaler_targets(
 
 def _claims(indexes: Mapping[str, Any], namespace: str, spec: kopf.Spec) -> TargetClaims:
     key = _target_key(namespace, spec)
-    hpas: kopf.Index[TargetKey, str] = indexes["hpa_targets"]
+    hpas: kopf.Index[TargetKey, HpaClaim] = indexes["hpa_targets"]
     scalers: kopf.Index[TargetKey, ScalerClaim] = indexes["scaler_targets"]
     return TargetClaims.of(hpas.get(key, ()), scalers.get(key, ()))
 

@@ -10,8 +10,9 @@ has seen the other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from predictive_scaler.operator.resource import KIND
 
@@ -26,15 +27,42 @@ class ScalerClaim:
     deleting: bool
 
 
+@dataclass(frozen=True, order=True)
+class HpaClaim:
+    """An HPA on a target, as its index entry; ``scaled_object`` names the KEDA
+    ScaledObject that made it (users write the ScaledObject, never its HPA)."""
+
+    name: str
+    scaled_object: str | None = None
+
+    @classmethod
+    def of(cls, name: str, owners: Iterable[Mapping[str, Any]]) -> HpaClaim:
+        """HPA ``name``'s claim, from its metadata.ownerReferences."""
+        for owner in owners:
+            if (
+                owner.get("controller")
+                and owner.get("kind") == "ScaledObject"
+                and str(owner.get("apiVersion", "")).startswith("keda.sh/")
+            ):
+                return cls(name, str(owner.get("name")))
+        return cls(name)
+
+    def describe(self) -> str:
+        hpa = f"HorizontalPodAutoscaler/{self.name}"
+        if self.scaled_object is None:
+            return hpa
+        return f"KEDA's ScaledObject/{self.scaled_object} (through {hpa})"
+
+
 @dataclass(frozen=True)
 class TargetClaims:
     """The HPAs and the PredictiveScalers whose scaleTargetRef names one workload."""
 
-    hpas: tuple[str, ...] = ()
+    hpas: tuple[HpaClaim, ...] = ()
     scalers: tuple[ScalerClaim, ...] = ()
 
     @classmethod
-    def of(cls, hpas: Iterable[str], scalers: Iterable[ScalerClaim]) -> TargetClaims:
+    def of(cls, hpas: Iterable[HpaClaim], scalers: Iterable[ScalerClaim]) -> TargetClaims:
         return cls(tuple(sorted(hpas)), tuple(sorted(scalers)))
 
     def rival(self, name: str, created: str) -> str | None:
@@ -44,7 +72,7 @@ class TargetClaims:
         the target, so exactly one of them acts whatever the order of events.
         """
         if self.hpas:
-            return f"HorizontalPodAutoscaler/{self.hpas[0]}"
+            return self.hpas[0].describe()
         mine = (created, name)
         for claim in self.scalers:
             older = (claim.created, claim.name) < mine

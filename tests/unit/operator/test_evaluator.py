@@ -19,7 +19,7 @@ from predictive_scaler.operator.kube import Scale, TargetNotFoundError
 from predictive_scaler.operator.prometheus import PrometheusSource
 from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
 from predictive_scaler.operator.resource import ScaleTargetRef
-from predictive_scaler.operator.rivals import TargetClaims
+from predictive_scaler.operator.rivals import HpaClaim, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.operator.sources import (
@@ -182,7 +182,9 @@ def test_a_source_that_cannot_read_the_metric_says_why() -> None:
 
 def test_a_target_another_autoscaler_manages_is_left_alone() -> None:
     workloads, source = FakeWorkloads(), FakeSource(level=5.0)
-    evaluation = evaluate(workloads, source, spec(), claims=TargetClaims.of(["web-hpa"], []))
+    evaluation = evaluate(
+        workloads, source, spec(), claims=TargetClaims.of([HpaClaim("web-hpa")], [])
+    )
     assert conditions(evaluation)["Ready"] == ("False", "ConflictingAutoscaler")
     assert "HorizontalPodAutoscaler/web-hpa" in evaluation.status["decision"]
     assert workloads.scaled == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from predictive_scaler.operator.rivals import NO_CLAIMS, ScalerClaim, TargetClaims
+from predictive_scaler.operator.rivals import NO_CLAIMS, HpaClaim, ScalerClaim, TargetClaims
 
 EARLY = "2026-01-01T00:00:00Z"
 LATE = "2026-01-01T00:00:05Z"
@@ -20,8 +20,21 @@ def test_alone_no_one_keeps_the_target() -> None:
 
 
 def test_an_hpa_always_keeps_the_target_and_the_first_by_name_is_named() -> None:
-    claims = TargetClaims.of(["web-b", "web-a"], [claim("web", EARLY)])
+    claims = TargetClaims.of([HpaClaim("web-b"), HpaClaim("web-a")], [claim("web", EARLY)])
     assert claims.rival("web", EARLY) == "HorizontalPodAutoscaler/web-a"
+
+
+def test_an_hpa_keda_made_is_named_by_its_scaled_object_the_one_users_wrote() -> None:
+    keda = {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "name": "web"}
+    made = HpaClaim.of("keda-hpa-web", [{**keda, "controller": True}])
+    claims = TargetClaims.of([made], [])
+    assert claims.rival("web", EARLY) == (
+        "KEDA's ScaledObject/web (through HorizontalPodAutoscaler/keda-hpa-web)"
+    )
+    # Owned by something else, or not as its controller: an HPA like any other.
+    assert HpaClaim.of("web", [keda]) == HpaClaim("web")
+    other = {"apiVersion": "example.com/v1", "kind": "ScaledObject", "name": "web"}
+    assert HpaClaim.of("web", [{**other, "controller": True}]) == HpaClaim("web")
 
 
 def test_the_older_scaler_keeps_the_target_then_the_smaller_name() -> None:
