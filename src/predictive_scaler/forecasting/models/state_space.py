@@ -89,9 +89,10 @@ class RecentResults:
         return value
 
 
-# A fit (an order search's results, ~0.7 MiB) per pathway and workload being
-# selected at once; the filters of every backtest origin of two models (a
-# filter keeps only its predictions).
+# A fit (an order search's results, about 1.2 MiB on 600 points) per pathway
+# and workload being selected at once; the filters of every backtest origin of
+# two models (a filter keeps only its predictions: about 0.15 MiB on 600
+# points, so at most about 9 MiB).
 RECENT_FITS = RecentResults(8)
 RECENT_FILTERS = RecentResults(64)
 
