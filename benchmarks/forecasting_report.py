@@ -51,6 +51,8 @@ from predictive_scaler.forecasting.calibration import MIN_ERRORS
 from predictive_scaler.forecasting.refresh import DEFAULT_REFRESH_SECONDS
 
 LIBRARIES = ("numpy", "statsmodels", "scikit-learn", "statsforecast")
+# "1/2/5": the horizons every table's columns are headed with.
+HORIZONS_LABEL = "/".join(str(h) for h in SCORED_HORIZONS)
 
 
 @dataclass(frozen=True)
@@ -96,14 +98,13 @@ def render_setup(results: Sequence[TraceResult], walks: Sequence[WalkResult]) ->
 
 
 def render_summary(results: Sequence[TraceResult]) -> list[str]:
-    heads = "/".join(str(h) for h in SCORED_HORIZONS)
     header = [
         "trace",
-        f"auto MASE h={heads}",
-        f"best anchor MASE h={heads}",
-        f"auto worst origin h={heads}",
-        f"best anchor worst origin h={heads}",
-        f"auto - best anchor h={heads} [{GAP_CONFIDENCE:.0%} interval]",
+        f"auto MASE h={HORIZONS_LABEL}",
+        f"best anchor MASE h={HORIZONS_LABEL}",
+        f"auto worst origin h={HORIZONS_LABEL}",
+        f"best anchor worst origin h={HORIZONS_LABEL}",
+        f"auto - best anchor h={HORIZONS_LABEL} [{GAP_CONFIDENCE:.0%} interval]",
     ]
     rows = []
     for result in results:
@@ -123,7 +124,6 @@ def render_summary(results: Sequence[TraceResult]) -> list[str]:
 
 
 def render_walks(walks: Sequence[WalkResult]) -> list[str]:
-    heads = "/".join(str(h) for h in SCORED_HORIZONS)
     steps = "/".join(str(h) for h in range(1, HORIZON + 1))
     header = [
         "trace",
@@ -133,7 +133,7 @@ def render_walks(walks: Sequence[WalkResult]) -> list[str]:
         "at or below the upper bound",
         "band width / load",
         "band from live errors",
-        f"MASE h={heads}",
+        f"MASE h={HORIZONS_LABEL}",
     ]
     rows = [
         [
@@ -171,13 +171,12 @@ def render_costs(costs: Sequence[Cost]) -> list[str]:
 
 
 def render_accuracy(result: TraceResult) -> list[str]:
-    heads = "/".join(str(h) for h in SCORED_HORIZONS)
     header = [
         "model",
-        f"MASE h={heads}",
-        f"ratio to seasonal naive h={heads}",
-        f"p{WORST_QUANTILE * 100:.0f} origin h={heads}",
-        f"worst origin h={heads}",
+        f"MASE h={HORIZONS_LABEL}",
+        f"ratio to seasonal naive h={HORIZONS_LABEL}",
+        f"p{WORST_QUANTILE * 100:.0f} origin h={HORIZONS_LABEL}",
+        f"worst origin h={HORIZONS_LABEL}",
         f"{LEVEL:.0%} band: load inside",
         "band width / load",
         "time per fit",
