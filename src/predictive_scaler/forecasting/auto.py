@@ -90,7 +90,12 @@ class Auto(ForecastModel):
             model = ranked.template.clone().fit(y)
             reason = self._unusable(model, y)
             if reason is None:
-                self.model_, self.chosen_, self.chosen_errors_ = model, ranked.name, ranked.errors
+                self.model_, self.chosen_ = model, ranked.name
+                # A selection given from outside was made on the load as it
+                # came (see refresh.py), in its unit; this fit works in unit_.
+                self.chosen_errors_ = (
+                    ranked.errors if self.selection is None else ranked.errors / self.unit_
+                )
                 return model.residuals_
             self.skipped_.append((ranked.name, reason))
         self.model_, self.chosen_ = Naive().fit(y), "naive"

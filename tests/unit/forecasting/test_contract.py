@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from predictive_scaler.forecasting import (
     NotFittedError,
     make_model,
 )
+from predictive_scaler.forecasting.base import MAGNITUDES_FITTED_AS_THEY_ARE, load_unit
 from tests.conftest import seasonal_load
 
 SERIES = seasonal_load(300)
@@ -165,3 +168,56 @@ def test_forecast_is_immutable_and_checks_its_invariants() -> None:
         Forecast("x", np.array([1.0]), np.array([2.0]), np.array([3.0]), 0.8)
     with pytest.raises(ValueError, match="finite"):
         Forecast("x", np.array([np.nan]), np.array([0.0]), np.array([1.0]), 0.8)
+
+
+# Far outside the magnitudes models fit as they are (base.MAGNITUDES_FITTED_AS_THEY_ARE),
+# on both sides; SERIES is about 2^6, so none reaches the hygiene's MAX_LOAD.
+FAR_UNITS = (2.0**-40, 2.0**-30, 2.0**30)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_a_load_in_a_tiny_or_huge_unit_gets_the_same_forecast_in_that_unit(name: str) -> None:
+    """Bytes or petabytes, the load is the same: so is its forecast, to the last bit.
+
+    Before, statsmodels fitted the load where it was: at 2^-18 an ARIMA
+    forecast left for 10^17 times the load, at 2^-30 its bound was 10^5 times
+    too wide, and at 10^-6 its covariance step never returned.
+    """
+    forecasts = [build(name).fit(SERIES * unit).predict(5, level=0.9) for unit in FAR_UNITS]
+    for unit, forecast in zip(FAR_UNITS[1:], forecasts[1:], strict=True):
+        for values, first in (
+            (forecast.mean, forecasts[0].mean),
+            (forecast.lower, forecasts[0].lower),
+            (forecast.upper, forecasts[0].upper),
+        ):
+            np.testing.assert_allclose(values / unit, first / FAR_UNITS[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+@pytest.mark.parametrize("unit", [1e-6, *FAR_UNITS])
+def test_a_load_in_a_tiny_or_huge_unit_is_forecast_like_the_same_load_in_a_usual_one(
+    name: str, unit: float
+) -> None:
+    usual = build(name).fit(SERIES).predict(5, level=0.9)
+    model = build(name).fit(SERIES * unit)
+    assert not model.is_degraded, model.fallback_reason_
+    scaled = model.predict(5, level=0.9)
+    mean = scaled.mean / unit
+    assert (SERIES.min() * 0.5 < mean).all()
+    assert (mean < SERIES.max() * 1.5).all()
+    # The same band, up to what the libraries' tolerances make of another magnitude.
+    width = (scaled.upper - scaled.lower) / unit
+    usual_width = usual.upper - usual.lower
+    assert (width < 3.0 * usual_width).all()
+    assert (width > usual_width / 3.0).all()
+
+
+def test_a_load_within_the_usual_magnitudes_is_fitted_in_its_own_unit() -> None:
+    """Dividing by 1 changes nothing: what the benchmarks measured is what runs."""
+    low, high = MAGNITUDES_FITTED_AS_THEY_ARE
+    for magnitude in (0.0, low, 1.0, 300.0, 7e6, high):
+        assert load_unit(np.full(10, magnitude)) == 1.0
+    for magnitude in (low / 2.0, 1e-6, 3e-12, high * 2.0, 1e11):
+        unit = load_unit(np.full(10, magnitude))
+        assert math.log2(unit).is_integer()
+        assert 1.0 <= magnitude / unit < 2.0

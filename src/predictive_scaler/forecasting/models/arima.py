@@ -291,11 +291,13 @@ class Arima(ForecastModel):
         except ValueError:
             return None
 
-    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+    def _rolling_means_at_once(
+        self, y: FloatArray, origins: Sequence[int], horizon: int
+    ) -> FloatArray | None:
         filtered = self.filter_through(y, origins)
         means = None if filtered is None else state_space_forecasts(filtered, origins, horizon)
         if means is None:
-            return super().rolling_means(y, origins, horizon)
+            return None
         return guarded_means(means, y, origins)
 
     def _residuals(self) -> FloatArray:
@@ -425,13 +427,15 @@ class ArimaRbf(ForecastModel):
         self.recent_residuals_ = residuals[-self.lags :]
         return np.asarray(targets - self._network(features), dtype=np.float64)
 
-    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+    def _rolling_means_at_once(
+        self, y: FloatArray, origins: Sequence[int], horizon: int
+    ) -> FloatArray | None:
         # The linear part's filter once (shared with arima's backtest), then
         # the network's recursive correction from every origin at once.
         filtered = None if self.is_degraded else self.arima_.filter_through(y, origins)
         linear = None if filtered is None else state_space_forecasts(filtered, origins, horizon)
         if filtered is None or linear is None:
-            return super().rolling_means(y, origins, horizon)
+            return None
         correction = np.zeros_like(linear)
         if self.network_ is not None:
             residuals = np.asarray(filtered.forecasts_error[0], dtype=np.float64)

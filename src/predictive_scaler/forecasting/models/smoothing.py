@@ -52,11 +52,13 @@ class Brown(ForecastModel):
         s2 = exponential_filter(s1, self.alpha)
         return 2.0 * s1 - s2, self.alpha / (1.0 - self.alpha) * (s1 - s2)
 
-    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+    def _rolling_means_at_once(
+        self, y: FloatArray, origins: Sequence[int], horizon: int
+    ) -> FloatArray | None:
         # The smoothing is a causal filter from y_0: its value at each origin
         # is what a fit there gives, so one pass serves every origin.
         if self.is_degraded or len(origins) == 0:
-            return super().rolling_means(y, origins, horizon)
+            return None
         levels, trends = self._levels_and_trends(y[: origins[-1]])
         ends = np.asarray(origins) - 1
         steps = np.arange(1, horizon + 1, dtype=np.float64)
@@ -173,12 +175,14 @@ class StateSpaceSmoothing(ForecastModel):
         self.state_ = (float(levels[-1]), float(slopes[-1]), phi)
         return errors
 
-    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+    def _rolling_means_at_once(
+        self, y: FloatArray, origins: Sequence[int], horizon: int
+    ) -> FloatArray | None:
         # An update smooths its window from the fitted initial states with the
         # fitted parameters; when every window starts at the series' start,
         # one pass holds the state at every origin.
         if self.is_degraded or self.y_.size != origins[0] or origins[-1] > self.max_window:
-            return super().rolling_means(y, origins, horizon)
+            return None
         _, levels, slopes, phi = ets_states(y[: origins[-1]], self._config(), self._named_params_)
         ends = np.asarray(origins) - 1
         growth = np.cumsum(phi ** np.arange(1, horizon + 1, dtype=np.float64))

@@ -96,12 +96,14 @@ class Theta(ForecastModel):
         growth = drift_steps(self.alpha_, self.observations_, steps)
         return np.asarray(self.level_ + DRIFT_SHARE * self.slope_ * growth, dtype=np.float64)
 
-    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+    def _rolling_means_at_once(
+        self, y: FloatArray, origins: Sequence[int], horizon: int
+    ) -> FloatArray | None:
         # An update smooths its window from its first value with the fitted
         # weight and fits its line: when every window starts at the series'
         # start, one pass and running sums give every origin's state.
         if self.is_degraded or origins[-1] > self.max_window:
-            return super().rolling_means(y, origins, horizon)
+            return None
         ends = np.asarray(origins, dtype=np.intp)
         levels = exponential_filter(y[: ends[-1]], self.alpha_)[ends - 1]
         slopes = prefix_slopes(y[: ends[-1]], ends)

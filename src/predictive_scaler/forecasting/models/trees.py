@@ -115,11 +115,13 @@ class GradientBoostedTrees(ForecastModel):
         self.recent_changes_ = np.diff(window)[-self.lags :]
         return self.one_step_residuals_
 
-    def rolling_means(self, y: FloatArray, origins: Sequence[int], horizon: int) -> FloatArray:
+    def _rolling_means_at_once(
+        self, y: FloatArray, origins: Sequence[int], horizon: int
+    ) -> FloatArray | None:
         # An update only moves the lags to the new end, so every origin's
         # recursion can run at once: one predict per step instead of per origin.
         if self.is_degraded or self.y_.size != origins[0]:
-            return super().rolling_means(y, origins, horizon)
+            return None
         ends = np.asarray(origins)
         changes = np.diff(y)
         history = np.array([changes[end - 1 - self.lags : end - 1] for end in ends])
