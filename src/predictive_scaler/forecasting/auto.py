@@ -96,11 +96,11 @@ class Auto(ForecastModel):
                 self.chosen_errors_ = (
                     ranked.errors if self.selection is None else ranked.errors / self.unit_
                 )
-                return model.residuals_
+                return model.load_residuals()
             self.skipped_.append((ranked.name, reason))
         self.model_, self.chosen_ = Naive().fit(y), "naive"
         self.chosen_errors_ = np.empty((0, 1))
-        return self.model_.residuals_
+        return self.model_.load_residuals()
 
     def _unusable(self, model: ForecastModel, y: FloatArray) -> str | None:
         """Why a fitted candidate cannot be used on ``y``, or None when it can."""
@@ -126,7 +126,7 @@ class Auto(ForecastModel):
         self.model_.update(y)
         if self._unusable(self.model_, y) is not None:
             return self._fit(y)
-        return self.model_.residuals_
+        return self.model_.load_residuals()
 
     def _predict_mean(self, h: int) -> FloatArray:
         return self.model_.forecast_mean(h)

@@ -315,6 +315,11 @@ class ForecastModel(ABC):
         """:meth:`rolling_means` in one pass over ``y`` (in ``unit_``), or None where it cannot."""
         return None
 
+    def load_residuals(self) -> FloatArray:
+        """The one-step residuals in the unit of the load it was given (``residuals_`` are in
+        ``unit_``): what a model wrapping this one reads."""
+        return self._in_load(self.residuals_)
+
     def _in_unit(self, load: FloatArray) -> FloatArray:
         """Load values in the unit the model learns in."""
         return load if self.unit_ == 1.0 else np.asarray(load, dtype=np.float64) / self.unit_

@@ -70,7 +70,7 @@ class Deseasonalized(ForecastModel):
         self.model_ = self.model.clone().fit(self._adjust(y))
         if self.model_.is_degraded:
             raise ValueError(self.model_.fallback_reason_)
-        return self.model_.residuals_
+        return self.model_.load_residuals()
 
     def _update(self, y: FloatArray) -> FloatArray:
         # The profile is indexed from the series' end, which has moved: redo
@@ -78,7 +78,7 @@ class Deseasonalized(ForecastModel):
         self.model_.update(self._adjust(y))
         if self.model_.is_degraded:
             raise ValueError(self.model_.fallback_reason_)
-        return self.model_.residuals_
+        return self.model_.load_residuals()
 
     def _adjust(self, y: FloatArray) -> FloatArray:
         """``y`` without its seasonal profile, shifted to stay non-negative.

@@ -417,7 +417,7 @@ class ArimaRbf(ForecastModel):
     def _linear_residuals(self) -> FloatArray:
         if self.arima_.is_degraded:
             raise ValueError(self.arima_.fallback_reason_)
-        return self.arima_.residuals_
+        return self.arima_.load_residuals()
 
     def _network_residuals(self, residuals: FloatArray) -> FloatArray:
         """What is left after the network: the model's one-step residuals."""

@@ -51,10 +51,11 @@ class Combination(ForecastModel):
         if degraded:
             raise ValueError(f"member {degraded[0].name}: {degraded[0].fallback_reason_}")
         # Members' residual series can differ in length (lags): average their common tail.
-        length = min(member.residuals_.size for member in self.fitted_)
+        residuals = [member.load_residuals() for member in self.fitted_]
+        length = min(member.size for member in residuals)
         if length == 0:
             return np.empty(0)
-        tails = [member.residuals_[member.residuals_.size - length :] for member in self.fitted_]
+        tails = [member[member.size - length :] for member in residuals]
         return np.asarray(np.mean(tails, axis=0), dtype=np.float64)
 
     def _predict_mean(self, h: int) -> FloatArray:
