@@ -194,7 +194,7 @@ def test_a_load_in_a_tiny_or_huge_unit_gets_the_same_forecast_in_that_unit(name:
 
 
 @pytest.mark.parametrize("name", MODEL_NAMES)
-@pytest.mark.parametrize("unit", [1e-6, *FAR_UNITS])
+@pytest.mark.parametrize("unit", [1e-6, *FAR_UNITS], ids=["1e-6", "2^-40", "2^-30", "2^30"])
 def test_a_load_in_a_tiny_or_huge_unit_is_forecast_like_the_same_load_in_a_usual_one(
     name: str, unit: float
 ) -> None:
