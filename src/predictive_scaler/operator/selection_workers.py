@@ -16,9 +16,12 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 
 from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_model
+from predictive_scaler.forecasting.refresh import DEFAULT_SELECTION_BUDGET_SECONDS
+from predictive_scaler.units import format_duration
 
 # Selections yield the CPU to the operator's own process: an evaluation late by
 # a second is a late decision, a selection late by a second is nothing.
@@ -27,6 +30,17 @@ WORKER_NICENESS = 10
 
 # How often a worker checks that the operator that started it is still there.
 ORPHAN_CHECK_SECONDS = 1.0
+# A selection still running this many times its CPU budget after it started is
+# stuck, not slow: the budget ends its scoring, the dearest measured took 3.6 s
+# of CPU, and the margin covers a niced worker on a saturated machine. A
+# library routine spinning on a degenerate input (ARIMA's covariance step on a
+# load of 1e-6, before loads were brought to a usual magnitude) would
+# otherwise hold its worker, and a selection seat with it, for good.
+STUCK_AFTER_BUDGETS = 60.0
+
+
+class SelectionStuckError(RuntimeError):
+    """A selection did not return in time; its workers were stopped and replaced."""
 
 
 def _exit_when_orphaned(parent: int) -> None:
@@ -52,8 +66,16 @@ def _prepare_worker(operator: int) -> None:
 class SelectionWorkers:
     """A process pool that replaces itself when a worker dies (an OOM kill, a segfault)."""
 
-    def __init__(self, processes: int) -> None:
+    def __init__(
+        self,
+        processes: int,
+        *,
+        stuck_after: float = STUCK_AFTER_BUDGETS * DEFAULT_SELECTION_BUDGET_SECONDS,
+        work: Callable[[RefreshRequest], Refreshed] = refresh_model,
+    ) -> None:
         self.processes = processes
+        self.stuck_after = stuck_after
+        self.work = work
         self._pool = self._start()
 
     def _start(self) -> concurrent.futures.ProcessPoolExecutor:
@@ -70,14 +92,28 @@ class SelectionWorkers:
 
     async def select(self, request: RefreshRequest) -> Refreshed:
         pool = self._pool
+        running = asyncio.get_running_loop().run_in_executor(pool, self.work, request)
         try:
-            return await asyncio.get_running_loop().run_in_executor(pool, refresh_model, request)
+            return await asyncio.wait_for(running, self.stuck_after)
+        except TimeoutError:
+            # A process pool cannot cancel a running call: its workers go, and
+            # the selections beside it fail and are asked for again.
+            for process in list(pool._processes.values()):  # the pool has no public handle
+                process.kill()
+            self._replace(pool, "a selection did not return; stopping its workers")
+            raise SelectionStuckError(
+                f"model selection did not return within {format_duration(self.stuck_after)}; "
+                "its worker was stopped"
+            ) from None
         except BrokenProcessPool:
-            if pool is self._pool:
-                logging.getLogger(__name__).warning("a selection worker died; starting new ones")
-                self._pool = self._start()
-                pool.shutdown(wait=False, cancel_futures=True)
+            self._replace(pool, "a selection worker died; starting new ones")
             raise
+
+    def _replace(self, pool: concurrent.futures.ProcessPoolExecutor, why: str) -> None:
+        if pool is self._pool:
+            logging.getLogger(__name__).warning(why)
+            self._pool = self._start()
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

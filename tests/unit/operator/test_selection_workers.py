@@ -7,12 +7,19 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from predictive_scaler.forecasting import RefreshRequest
-from predictive_scaler.operator.selection_workers import ORPHAN_CHECK_SECONDS, SelectionWorkers
+from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_model
+from predictive_scaler.operator.selection_workers import (
+    ORPHAN_CHECK_SECONDS,
+    SelectionStuckError,
+    SelectionWorkers,
+)
 from predictive_scaler_dev.localcluster.waiting import wait_until
 from tests.conftest import seasonal_load
 
@@ -108,3 +115,47 @@ def test_a_sigterm_to_the_process_group_leaves_the_workers_to_the_operator() -> 
         return outcome.pathways[0].fitted.predict(3, 0.9).model
 
     assert asyncio.run(select_after_sigterm()) == "naive"
+
+
+def stuck_on_naive(request: RefreshRequest) -> Refreshed:
+    """Selects, except a `naive` request: that one never returns, as a spinning LAPACK call."""
+    if request.model == "naive":
+        threading.Event().wait()
+    return refresh_model(request)
+
+
+def test_a_selection_that_never_returns_is_stopped_and_its_worker_replaced() -> None:
+    series = seasonal_load(120)
+    times = np.arange(series.size + 3.0)
+    stuck = RefreshRequest("naive", None, None, None, series, times, 3, 0)
+    fine = RefreshRequest("holt", None, None, None, series, times, 3, 0)
+
+    async def stuck_then_fine() -> tuple[list[int], str]:
+        # stuck_after bounds a call that never ends; it races nothing.
+        workers = SelectionWorkers(1, stuck_after=1.0, work=stuck_on_naive)
+        try:
+            first = workers._pool
+            selecting = asyncio.ensure_future(workers.select(stuck))
+            deadline = time.monotonic() + 60.0
+            while not first._processes and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            stopped = list(first._processes)
+            with pytest.raises(SelectionStuckError, match="did not return within 1s"):
+                await selecting
+            assert workers._pool is not first
+            workers.stuck_after = 600.0
+            outcome = await workers.select(fine)
+        finally:
+            workers.shutdown()
+        return stopped, outcome.pathways[0].fitted.predict(3, 0.9).model
+
+    stopped, model = asyncio.run(stuck_then_fine())
+
+    assert model == "holt"
+    assert stopped
+    # Killed, then reaped by the pool's manager thread; a loaded machine may be slow to.
+    wait_until(
+        lambda: not any(alive(pid) for pid in stopped),
+        timeout=30.0,
+        what="the stuck worker gone",
+    )
