@@ -317,8 +317,10 @@ def _amount(seconds: float, rounding: Callable[[float], float] = round) -> str:
     "6 min of the 7 min needed" never reads "6 min of the 6 min" while short.
     """
     if seconds >= 2 * DAY:
+        if seconds >= 10 * DAY:  # whole days, rounded as asked, not by the format
+            return f"{rounding(seconds / DAY):.0f} days"
         days = rounding(seconds / DAY * 10) / 10
-        return f"{days:.0f} days" if days >= 10 or days == round(days) else f"{days:.1f} days"
+        return f"{days:.0f} days" if days == round(days) else f"{days:.1f} days"
     if seconds >= 3600.0:
         return f"{rounding(seconds / 3600.0):.0f} h"
     return f"{rounding(seconds / 60.0):.0f} min"

@@ -70,3 +70,13 @@ def test_what_there_is_rounds_down_and_what_is_needed_rounds_up() -> None:
     # 5.8 of 6.4 minutes read "6 min of the 6 min needed" when both were rounded.
     short = SeasonKnowledge((), 5.8 * 60, 3.2 * 60, 6.4 * 60, in_use=False, cold=True)
     assert short.summary() == "5 min of the 7 min needed to learn the 3 min season"
+
+
+def test_thirteen_and_a_half_days_of_the_fourteen_needed_do_not_read_fourteen() -> None:
+    # Floored to tenths (13.9), then printed whole: "14 days of the 14 days needed".
+    almost = SeasonKnowledge((DAY,), 13.96 * DAY, WEEK, 2 * WEEK, in_use=True)
+    assert almost.summary() == (
+        "daily season in use; 13 days of the 14 days needed to learn the weekly season"
+    )
+    knowledge, _ = season_knowledge(_daily(13.96), None)
+    assert "13 days of the 14 days needed to learn the weekly season" in knowledge.summary()
