@@ -45,6 +45,14 @@ def _number(cell: str) -> float:
         return math.nan
 
 
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
 def open_trace(path: str | Path) -> TextIO:
     """The trace file as text, decompressed when its name ends in ``.gz``."""
     if str(path).endswith(".gz"):
@@ -70,7 +78,9 @@ def column_values(path: str | Path, column: str) -> list[str]:
 def read_trace(path: str | Path, column: str, where: Mapping[str, str] | None = None) -> Trace:
     """Read ``column`` of the rows matching ``where`` (e.g. ``{"vm": "vm_1"}``).
 
-    Raises ValueError naming what is wrong: a missing column, no matching rows.
+    Raises ValueError naming what is wrong: a missing column, no matching rows,
+    a column without a single number, times that go back (rows must be
+    oldest first: a replay of them would run time backwards).
     """
     where = dict(where or {})
     with open_trace(path) as handle:
@@ -86,14 +96,31 @@ def read_trace(path: str | Path, column: str, where: Mapping[str, str] | None = 
         time_index = header.index(TIME_COLUMN) if TIME_COLUMN in header else None
         values: list[float] = []
         times: list[float] = []
+        cells: list[str] = []
         for row in rows:
             if all(row[index] == wanted for index, wanted in filters):
-                values.append(_number(row[value_index]) if value_index < len(row) else math.nan)
+                cell = row[value_index].strip() if value_index < len(row) else ""
+                cells.append(cell)
+                values.append(_number(cell))
                 if time_index is not None:
                     times.append(_number(row[time_index]))
     if not values:
-        raise ValueError(f"{path}: no rows match {where}")
+        raise ValueError(f"{path}: no rows match {where}" if where else f"{path}: no data rows")
+    # An empty or unreadable cell is a missing sample; a column of nothing
+    # else is the wrong column.
+    written = [cell for cell in cells if cell]
+    if written and all(not _is_number(cell) for cell in written):
+        raise ValueError(f"{path}: column {column!r} holds no numbers (first cell {written[0]!r})")
     steps = np.diff(np.asarray(times, dtype=np.float64))
+    back = np.flatnonzero(steps < 0)
+    if back.size:
+        at = int(back[0]) + 1
+        hint = "" if where else "; several series in one file? --where keeps one"
+        raise ValueError(
+            f"{path}: {TIME_COLUMN} goes back from {times[at - 1]:g} to {times[at]:g} "
+            f"(data row {at + 1}{', counting matching rows' if where else ''}): rows must be "
+            f"oldest first{hint}"
+        )
     steps = steps[np.isfinite(steps) & (steps > 0)]
     step = float(np.median(steps)) if steps.size else 60.0
     return Trace(str(path), column, np.asarray(values, dtype=np.float64), step)

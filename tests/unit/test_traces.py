@@ -73,3 +73,30 @@ def test_a_gzip_compressed_trace_reads_as_its_plain_text(tmp_path: Path) -> None
         np.testing.assert_array_equal(read_trace(path, "cpu", where={"vm": "a"}).values, [1, 2])
         assert [row["cpu"] for row in trace_rows(path)] == ["1", "9", "2"]
         assert column_values(path, "vm") == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("t_seconds,load\n", None, "no data rows"),
+        ("t_seconds,load\n0,abc\n60,\n120,n/a\n", None, "column 'load' holds no numbers"),
+        (
+            "t_seconds,load\n120,1\n60,2\n0,3\n",
+            None,
+            "t_seconds goes back from 120 to 60 \\(data row 2\\): rows must be oldest first; "
+            "several series in one file\\? --where keeps one",
+        ),
+        ("vm,t_seconds,load\na,0,1\nb,0,2\na,300,3\na,0,4\n", {"vm": "a"}, "goes back"),
+    ],
+    ids=["no-rows", "no-numbers", "newest-first", "back-within-a-series"],
+)
+def test_a_trace_that_cannot_be_replayed_says_why(
+    tmp_path: Path, text: str, where: dict[str, str] | None, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        read_trace(write(tmp_path, text), "load", where)
+
+
+def test_unreadable_cells_among_numbers_are_missing_samples(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, "t_seconds,load\n0,1\n60,n/a\n120,3\n"), "load")
+    np.testing.assert_array_equal(np.isnan(trace.values), [False, True, False])
