@@ -76,8 +76,10 @@ class Auto(ForecastModel):
         self.selection = selection
 
     def _fit(self, y: FloatArray) -> FloatArray:
+        # Selections are made on the load as it came, here as in refresh.py,
+        # so that one can be passed back (``selection=``) whatever the unit.
         self.selection_ = self.selection or select_model(
-            y,
+            self._in_load(y),
             candidates=self.candidates,
             horizon=self.horizon,
             n_origins=self.n_origins,
@@ -91,11 +93,8 @@ class Auto(ForecastModel):
             reason = self._unusable(model, y)
             if reason is None:
                 self.model_, self.chosen_ = model, ranked.name
-                # A selection given from outside was made on the load as it
-                # came (see refresh.py), in its unit; this fit works in unit_.
-                self.chosen_errors_ = (
-                    ranked.errors if self.selection is None else ranked.errors / self.unit_
-                )
+                # The backtest's errors are in the load's unit; the band is built in unit_.
+                self.chosen_errors_ = self._in_unit(ranked.errors)
                 return model.load_residuals()
             self.skipped_.append((ranked.name, reason))
         self.model_, self.chosen_ = Naive().fit(y), "naive"

@@ -9,6 +9,7 @@ import pytest
 
 from predictive_scaler.forecasting import (
     MODEL_NAMES,
+    Auto,
     Forecast,
     ForecastModel,
     NotFittedError,
@@ -221,3 +222,13 @@ def test_a_load_within_the_usual_magnitudes_is_fitted_in_its_own_unit() -> None:
         unit = load_unit(np.full(10, magnitude))
         assert math.log2(unit).is_integer()
         assert 1.0 <= magnitude / unit < 2.0
+
+
+def test_auto_given_back_its_own_selection_on_a_tiny_load_gives_the_same_forecast() -> None:
+    """A selection is a value in the load's unit, whichever unit auto fitted in."""
+    tiny = SERIES * 2.0**-30
+    first = Auto().fit(tiny)
+    again = Auto(selection=first.selection_).fit(tiny)
+    ahead, repeated = first.predict(5, level=0.9), again.predict(5, level=0.9)
+    np.testing.assert_allclose(repeated.lower, ahead.lower, rtol=1e-9)
+    np.testing.assert_allclose(repeated.upper, ahead.upper, rtol=1e-9)
