@@ -98,7 +98,9 @@ class SelectionWorkers:
         except TimeoutError:
             # A process pool cannot cancel a running call: its workers go, and
             # the selections beside it fail and are asked for again.
-            for process in list(pool._processes.values()):  # the pool has no public handle
+            # The pool has no public handle on them; a pool already replaced
+            # (another selection stuck beside it) has let go of them.
+            for process in list((pool._processes or {}).values()):
                 process.kill()
             self._replace(pool, "a selection did not return; stopping its workers")
             raise SelectionStuckError(

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
@@ -159,3 +160,29 @@ def test_a_selection_that_never_returns_is_stopped_and_its_worker_replaced() -> 
         timeout=30.0,
         what="the stuck worker gone",
     )
+
+
+def test_two_selections_stuck_at_once_both_fail_and_the_workers_serve_again() -> None:
+    series = seasonal_load(120)
+    times = np.arange(series.size + 3.0)
+    stuck = RefreshRequest("naive", None, None, None, series, times, 3, 0)
+    fine = RefreshRequest("holt", None, None, None, series, times, 3, 0)
+
+    async def both_stuck_then_fine() -> tuple[tuple[Refreshed | BaseException, ...], str]:
+        workers = SelectionWorkers(2, stuck_after=1.0, work=stuck_on_naive)
+        try:
+            failures = await asyncio.gather(
+                workers.select(stuck), workers.select(stuck), return_exceptions=True
+            )
+            workers.stuck_after = 600.0
+            outcome = await workers.select(fine)
+        finally:
+            workers.shutdown()
+        return failures, outcome.pathways[0].fitted.predict(3, 0.9).model
+
+    failures, model = asyncio.run(both_stuck_then_fine())
+
+    # The first past its limit stops the workers; the other fails with them or on its own limit.
+    assert all(isinstance(f, SelectionStuckError | BrokenProcessPool) for f in failures), failures
+    assert any(isinstance(f, SelectionStuckError) for f in failures)
+    assert model == "holt"
