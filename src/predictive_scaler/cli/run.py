@@ -21,7 +21,7 @@ from predictive_scaler.operator.metric_sources import metric_source
 from predictive_scaler.operator.ranking import ScaleInRanker
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluator
-from predictive_scaler.operator.selection_workers import STUCK_AFTER_BUDGETS, SelectionWorkers
+from predictive_scaler.operator.selection_workers import SelectionWorkers
 from predictive_scaler.operator.settings import OperatorSettings, SettingsError
 
 HELP = """Run the operator. Configuration comes from the environment:
@@ -109,7 +109,7 @@ def serve(args: argparse.Namespace) -> int:
         kube=kube,
         selection_workers=SelectionWorkers(
             settings.selection_processes,
-            stuck_after=STUCK_AFTER_BUDGETS * settings.selection_budget,
+            budget_seconds=settings.selection_budget,
         ),
         evaluator=Evaluator(
             kube,

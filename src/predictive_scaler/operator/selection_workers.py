@@ -70,11 +70,12 @@ class SelectionWorkers:
         self,
         processes: int,
         *,
-        stuck_after: float = STUCK_AFTER_BUDGETS * DEFAULT_SELECTION_BUDGET_SECONDS,
+        budget_seconds: float = DEFAULT_SELECTION_BUDGET_SECONDS,
         work: Callable[[RefreshRequest], Refreshed] = refresh_model,
     ) -> None:
         self.processes = processes
-        self.stuck_after = stuck_after
+        # Wall seconds a selection may run before it counts as stuck.
+        self.stuck_after = STUCK_AFTER_BUDGETS * budget_seconds
         self.work = work
         self._pool = self._start()
 
@@ -96,10 +97,10 @@ class SelectionWorkers:
         try:
             return await asyncio.wait_for(running, self.stuck_after)
         except TimeoutError:
-            # A process pool cannot cancel a running call: its workers go, and
-            # the selections beside it fail and are asked for again.
-            # The pool has no public handle on them; a pool already replaced
-            # (another selection stuck beside it) has let go of them.
+            # A process pool cannot cancel a running call: its workers go (read
+            # from the pool, which has no public handle on them; one already
+            # replaced has let go of them), and the selections beside it fail
+            # and are asked for again.
             for process in list((pool._processes or {}).values()):
                 process.kill()
             self._replace(pool, "a selection did not return; stopping its workers")

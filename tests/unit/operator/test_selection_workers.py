@@ -125,18 +125,33 @@ def stuck_on_naive(request: RefreshRequest) -> Refreshed:
     return refresh_model(request)
 
 
-def test_a_selection_that_never_returns_is_stopped_and_its_worker_replaced() -> None:
+def _request(model: str) -> RefreshRequest:
     series = seasonal_load(120)
-    times = np.arange(series.size + 3.0)
-    stuck = RefreshRequest("naive", None, None, None, series, times, 3, 0)
-    fine = RefreshRequest("holt", None, None, None, series, times, 3, 0)
+    return RefreshRequest(model, None, None, None, series, np.arange(series.size + 3.0), 3, 0)
 
+
+STUCK, FINE = _request("naive"), _request("holt")
+
+
+def stuck_after_a_second(processes: int) -> SelectionWorkers:
+    """Workers that hang on STUCK; the 1 s limit bounds a call that never ends, it races nothing."""
+    workers = SelectionWorkers(processes, work=stuck_on_naive)
+    workers.stuck_after = 1.0
+    return workers
+
+
+async def model_selected_next(workers: SelectionWorkers) -> str:
+    """What the workers select for FINE, with room to do it."""
+    workers.stuck_after = 600.0
+    return (await workers.select(FINE)).pathways[0].fitted.predict(3, 0.9).model
+
+
+def test_a_selection_that_never_returns_is_stopped_and_its_worker_replaced() -> None:
     async def stuck_then_fine() -> tuple[list[int], str]:
-        # stuck_after bounds a call that never ends; it races nothing.
-        workers = SelectionWorkers(1, stuck_after=1.0, work=stuck_on_naive)
+        workers = stuck_after_a_second(1)
         try:
             first = workers._pool
-            selecting = asyncio.ensure_future(workers.select(stuck))
+            selecting = asyncio.ensure_future(workers.select(STUCK))
             deadline = time.monotonic() + 60.0
             while not first._processes and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
@@ -144,11 +159,10 @@ def test_a_selection_that_never_returns_is_stopped_and_its_worker_replaced() -> 
             with pytest.raises(SelectionStuckError, match="did not return within 1s"):
                 await selecting
             assert workers._pool is not first
-            workers.stuck_after = 600.0
-            outcome = await workers.select(fine)
+            model = await model_selected_next(workers)
         finally:
             workers.shutdown()
-        return stopped, outcome.pathways[0].fitted.predict(3, 0.9).model
+        return stopped, model
 
     stopped, model = asyncio.run(stuck_then_fine())
 
@@ -163,22 +177,16 @@ def test_a_selection_that_never_returns_is_stopped_and_its_worker_replaced() -> 
 
 
 def test_two_selections_stuck_at_once_both_fail_and_the_workers_serve_again() -> None:
-    series = seasonal_load(120)
-    times = np.arange(series.size + 3.0)
-    stuck = RefreshRequest("naive", None, None, None, series, times, 3, 0)
-    fine = RefreshRequest("holt", None, None, None, series, times, 3, 0)
-
     async def both_stuck_then_fine() -> tuple[tuple[Refreshed | BaseException, ...], str]:
-        workers = SelectionWorkers(2, stuck_after=1.0, work=stuck_on_naive)
+        workers = stuck_after_a_second(2)
         try:
             failures = await asyncio.gather(
-                workers.select(stuck), workers.select(stuck), return_exceptions=True
+                workers.select(STUCK), workers.select(STUCK), return_exceptions=True
             )
-            workers.stuck_after = 600.0
-            outcome = await workers.select(fine)
+            model = await model_selected_next(workers)
         finally:
             workers.shutdown()
-        return failures, outcome.pathways[0].fitted.predict(3, 0.9).model
+        return failures, model
 
     failures, model = asyncio.run(both_stuck_then_fine())
 
