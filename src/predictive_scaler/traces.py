@@ -38,19 +38,17 @@ class Trace:
         return len(self.values)
 
 
-def _number(cell: str) -> float:
+def _parsed(cell: str) -> float | None:
+    """The cell's number, None when it holds none."""
     try:
         return float(cell)
     except ValueError:
-        return math.nan
+        return None
 
 
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
+def _number(cell: str) -> float:
+    value = _parsed(cell)
+    return math.nan if value is None else value
 
 
 def open_trace(path: str | Path) -> TextIO:
@@ -96,21 +94,24 @@ def read_trace(path: str | Path, column: str, where: Mapping[str, str] | None = 
         time_index = header.index(TIME_COLUMN) if TIME_COLUMN in header else None
         values: list[float] = []
         times: list[float] = []
-        cells: list[str] = []
+        # An empty or unreadable cell is a missing sample; a column of nothing
+        # else is the wrong column.
+        numbers, unreadable = 0, None
         for row in rows:
             if all(row[index] == wanted for index, wanted in filters):
                 cell = row[value_index].strip() if value_index < len(row) else ""
-                cells.append(cell)
-                values.append(_number(cell))
+                value = _parsed(cell)
+                values.append(math.nan if value is None else value)
+                if value is not None:
+                    numbers += 1
+                elif cell and unreadable is None:
+                    unreadable = cell
                 if time_index is not None:
                     times.append(_number(row[time_index]))
     if not values:
         raise ValueError(f"{path}: no rows match {where}" if where else f"{path}: no data rows")
-    # An empty or unreadable cell is a missing sample; a column of nothing
-    # else is the wrong column.
-    written = [cell for cell in cells if cell]
-    if written and all(not _is_number(cell) for cell in written):
-        raise ValueError(f"{path}: column {column!r} holds no numbers (first cell {written[0]!r})")
+    if not numbers and unreadable is not None:
+        raise ValueError(f"{path}: column {column!r} holds no numbers (first cell {unreadable!r})")
     steps = np.diff(np.asarray(times, dtype=np.float64))
     back = np.flatnonzero(steps < 0)
     if back.size:
