@@ -37,12 +37,19 @@ from predictive_scaler.forecasting.seasons import (
     TimedSeries,
     season_knowledge,
 )
+from predictive_scaler.units import counted, format_duration
 
 DEFAULT_REFRESH_SECONDS = 3600.0
 # CPU seconds one selection may spend scoring candidates (both pathways) before
 # it keeps the best scored so far: about three times the dearest measured
 # (3.6 s, auto with seasons on 10,800 points).
 DEFAULT_SELECTION_BUDGET_SECONDS = 10.0
+# A failed selection is tried again after this, doubling with each failure in
+# a row up to the refresh period. A worker that died is retried soon; a
+# selection that fails on this load every time (or never returns and is
+# stopped, holding a worker for minutes each time) must not be asked for again
+# at every evaluation, starving the other objects' selections.
+RETRY_AFTER_SECONDS = 60.0
 
 __all__ = ["SEASON_SUFFIX", "Pathway", "RefreshRequest", "Refreshed", "ScheduledSelection"]
 
@@ -250,8 +257,11 @@ class ScheduledSelection:
         self._arrived: Refreshed | Exception | None = None
         # The outcome installed by the last call, until take_installed() is called.
         self._installed: Refreshed | None = None
-        # Why the last selection failed, while no later one has succeeded.
+        # Why the last selection failed, while no later one has succeeded; how many
+        # failed in a row, and when the next may be asked for.
         self.failure: str | None = None
+        self.failures_in_a_row = 0
+        self.retry_at: float | None = None
         # What the installed selection left unscored for lack of budget.
         self.unscored: tuple[str, ...] = ()
         # The last forecast_series call: what it was asked, and what it answered.
@@ -308,13 +318,22 @@ class ScheduledSelection:
         installed, self._installed = self._installed, None
         return installed
 
-    def _take_delivery(self) -> None:
+    def _take_delivery(self, now: float) -> None:
         arrived, self._arrived = self._arrived, None
         if arrived is None:
             return
         self._submitted = None
         if isinstance(arrived, Exception):
-            self.failure = f"model selection failed: {arrived!r}"
+            self.failures_in_a_row += 1
+            wait = min(
+                RETRY_AFTER_SECONDS * 2.0 ** (self.failures_in_a_row - 1), self.refresh_seconds
+            )
+            self.retry_at = now + wait
+            self.failure = (
+                f"model selection failed: {arrived!r}; "
+                f"{counted(self.failures_in_a_row, 'failure')} in a row, "
+                f"tried again in {format_duration(wait)}"
+            )
         else:
             self._install(arrived)
 
@@ -323,8 +342,11 @@ class ScheduledSelection:
         self.plain_scale, self.seasons = refreshed.plain_scale, refreshed.seasons
         self.fitted_at, self.unscored = refreshed.selected_at, refreshed.unscored
         self.failure, self._installed, self._last_call = None, refreshed, None
+        self.failures_in_a_row, self.retry_at = 0, None
 
     def _needs_refresh(self, horizon: int, now: float) -> bool:
+        if self.retry_at is not None and now < self.retry_at:
+            return False
         return (
             not self.pathways
             or self.fitted_at is None
@@ -359,7 +381,7 @@ class ScheduledSelection:
         # clock), half the calls see the window of the call before: the
         # model, the live errors and so the answer would all be the same.
         asked = (last, recent.step_seconds, horizon, level, series.tobytes())
-        self._take_delivery()
+        self._take_delivery(now)
         if (
             self._last_call is not None
             and self._last_call[0] == asked

@@ -80,6 +80,8 @@ def decision_status(
         }
     if selection.unscored:
         report["unscored"] = list(selection.unscored)
+    if selection.failure is not None:
+        report["selectionFailure"] = selection.failure
     if selection.seasons is not None:
         report["seasons"] = seasons_status(selection.seasons)
     status["forecast"] = report

@@ -115,10 +115,64 @@ def test_a_failed_selection_is_reported_and_tried_again() -> None:
         forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
 
     forecaster.deliver(RuntimeError("worker died"))
-    with pytest.raises(ModelPendingError, match="worker died"):
+    with pytest.raises(ModelPendingError, match=r"worker died.*tried again in 1m"):
         forecaster.forecast_series(window(1e6 + 60), 5, 0.9, 1e6 + 60)
+    assert len(submitted) == 1, "not asked for again at once"
+    with pytest.raises(ModelPendingError):
+        forecaster.forecast_series(window(1e6 + 120), 5, 0.9, 1e6 + 120)
 
     assert len(submitted) == 2
+
+
+def test_failed_selections_back_off_doubling_up_to_the_refresh_period() -> None:
+    """A selection that fails on this load must not take a worker at every evaluation."""
+    submitted: list[RefreshRequest] = []
+    forecaster = ScheduledSelection("holt", refresh_seconds=600, submit=into(submitted))
+    now = 1e6
+    retried_after: list[float] = []
+    for _ in range(6):
+        with pytest.raises(ModelPendingError):
+            forecaster.forecast_series(window(now), 5, 0.9, now)
+        asked = len(submitted)
+        forecaster.deliver(RuntimeError("stuck"))
+        # The wait counts from the evaluation that learns of the failure.
+        now += 30
+        with pytest.raises(ModelPendingError, match="stuck"):
+            forecaster.forecast_series(window(now), 5, 0.9, now)
+        failed_at = now
+        while len(submitted) == asked:
+            now += 30
+            with pytest.raises(ModelPendingError):
+                forecaster.forecast_series(window(now), 5, 0.9, now)
+        retried_after.append(now - failed_at)
+
+    assert retried_after == [60, 120, 240, 480, 600, 600]
+    assert forecaster.failures_in_a_row == 6
+
+
+def test_a_selection_that_lands_after_failures_resets_the_backoff() -> None:
+    submitted: list[RefreshRequest] = []
+    forecaster = ScheduledSelection("holt", refresh_seconds=600, submit=into(submitted))
+    with pytest.raises(ModelPendingError):
+        forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
+    forecaster.deliver(RuntimeError("stuck"))
+    with pytest.raises(ModelPendingError):
+        forecaster.forecast_series(window(1e6 + 60), 5, 0.9, 1e6 + 60)
+    forecaster.deliver(refresh_model(submitted[-1]))
+    forecaster.forecast_series(window(1e6 + 90), 5, 0.9, 1e6 + 90)
+    assert (forecaster.failure, forecaster.failures_in_a_row) == (None, 0)
+
+    # The next re-selection fails: the model in use goes on, the failure is
+    # kept for status, and the wait starts again from a minute.
+    forecaster.forecast_series(window(1e6 + 700), 5, 0.9, 1e6 + 700)
+    forecaster.deliver(RuntimeError("stuck"))
+    forecaster.forecast_series(window(1e6 + 730), 5, 0.9, 1e6 + 730)
+    assert forecaster.failure is not None
+    assert "1 failure in a row, tried again in 1m" in forecaster.failure
+    forecaster.forecast_series(window(1e6 + 760), 5, 0.9, 1e6 + 760)
+    assert len(submitted) == 2
+    forecaster.forecast_series(window(1e6 + 790), 5, 0.9, 1e6 + 790)
+    assert len(submitted) == 3
 
 
 def test_a_first_selection_may_not_wait_and_a_reselection_may_wait_a_refresh() -> None:
@@ -129,10 +183,11 @@ def test_a_first_selection_may_not_wait_and_a_reselection_may_wait_a_refresh() -
     with pytest.raises(ModelPendingError):
         forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
     forecaster.deliver(RuntimeError("worker died"))
-    with pytest.raises(ModelPendingError):
-        forecaster.forecast_series(window(1e6 + 60), 5, 0.9, 1e6 + 60)
+    for now in (1e6 + 60, 1e6 + 120):
+        with pytest.raises(ModelPendingError):
+            forecaster.forecast_series(window(now), 5, 0.9, now)
     forecaster.deliver(refresh_model(submitted[-1]))
-    forecaster.forecast_series(window(1e6 + 120), 5, 0.9, 1e6 + 120)
-    forecaster.forecast_series(window(1e6 + 720), 5, 0.9, 1e6 + 720)
+    forecaster.forecast_series(window(1e6 + 180), 5, 0.9, 1e6 + 180)
+    forecaster.forecast_series(window(1e6 + 780), 5, 0.9, 1e6 + 780)
 
     assert waits == [0.0, 0.0, 600.0]

@@ -14,7 +14,9 @@ from typing import Any, Self
 import numpy as np
 import pytest
 
+from predictive_scaler.forecasting import RefreshRequest, refresh_model
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.refresh import Delivery
 from predictive_scaler.operator.kube import Scale, TargetNotFoundError
 from predictive_scaler.operator.prometheus import PrometheusSource
 from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
@@ -276,3 +278,33 @@ def test_a_query_too_expensive_for_prometheus_is_refused_before_it_is_sent() -> 
     message = evaluation.status["decision"]
     assert "PREDICTIVE_SCALER_QUERY_MAX_SAMPLES" in message
     assert "[30d:10ms]" in message
+
+
+def test_a_failed_reselection_is_in_the_status_while_the_model_in_use_forecasts() -> None:
+    asked: list[tuple[RefreshRequest, Delivery]] = []
+
+    def submit(request: RefreshRequest, deliver: Delivery, _may_wait: float) -> None:
+        asked.append((request, deliver))
+
+    workloads, source = FakeWorkloads(), FakeSource(level=2.0)
+    evaluator = Evaluator(workloads, source, SETTINGS)
+    runtime = ObjectRuntime(submit=submit)
+    body = spec(forecast={"models": ["naive"], "history": "10m", "step": "1m", "refresh": "2m"})
+
+    evaluator.evaluate(REF, body, {}, runtime, NOW)
+    request, deliver = asked[0]
+    deliver(refresh_model(request))
+    selected = evaluator.evaluate(REF, body, {}, runtime, NOW + 30)
+    assert "selectionFailure" not in selected.status["forecast"]
+
+    evaluator.evaluate(REF, body, {}, runtime, NOW + 150)
+    assert len(asked) == 2, "due again after the 2m refresh"
+    asked[1][1](RuntimeError("the worker died"))
+    failed = evaluator.evaluate(REF, body, {}, runtime, NOW + 180)
+
+    assert failed.status["forecast"]["model"] == "naive"
+    assert failed.status["forecast"]["selectionFailure"] == (
+        "model selection failed: RuntimeError('the worker died'); "
+        "1 failure in a row, tried again in 1m"
+    )
+    assert workloads.scaled[-1] == 4
