@@ -417,6 +417,11 @@ async def evaluate(
                 # A turn a new model woke early is not due yet: until it is,
                 # it yields its seat to turns that are (see .fairness).
                 async with state.evaluations.seat(namespace, uid, due_at=cadence.due) as waited:
+                    if stopped:
+                        # Deleted (or the operator stopping) while the turn waited
+                        # for its seat: a turn now would scale a workload that no
+                        # scaler owns any more.
+                        break
                     began = time.monotonic()
                     metrics.QUEUE_WAIT.labels("evaluation").observe(waited)
                     lateness = cadence.started(began, waited, period)
