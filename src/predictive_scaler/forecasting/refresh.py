@@ -255,8 +255,10 @@ class ScheduledSelection:
         self.submit = submit
         self._submitted: RefreshRequest | None = None
         self._arrived: Refreshed | Exception | None = None
-        # The outcome installed by the last call, until take_installed() is called.
+        # The outcome installed by the last call, until take_installed() is called,
+        # and likewise the failure taken.
         self._installed: Refreshed | None = None
+        self._failed: str | None = None
         # Why the last selection failed, while no later one has succeeded; how many
         # failed in a row, and when the next may be asked for.
         self.failure: str | None = None
@@ -318,6 +320,11 @@ class ScheduledSelection:
         installed, self._installed = self._installed, None
         return installed
 
+    def take_failure(self) -> str | None:
+        """Why the selection that came back since the last call of this failed, if one did."""
+        failed, self._failed = self._failed, None
+        return failed
+
     def _take_delivery(self, now: float) -> None:
         arrived, self._arrived = self._arrived, None
         if arrived is None:
@@ -334,6 +341,7 @@ class ScheduledSelection:
                 f"{counted(self.failures_in_a_row, 'failure')} in a row, "
                 f"tried again in {format_duration(wait)}"
             )
+            self._failed = self.failure
         else:
             self._install(arrived)
 

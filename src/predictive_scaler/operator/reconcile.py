@@ -240,7 +240,9 @@ class Evaluator:
             new_state, events = self._scale(
                 ref, spec, decision, now, selector=scale.selector, deadline=deadline, later=later
             )
-        events.extend(_selection_notes(selection.take_installed(), selection.chosen))
+        events.extend(
+            _selection_notes(selection.take_installed(), selection.take_failure(), selection.chosen)
+        )
         seen = Observation(
             dry_run=spec.scaling.mode is Mode.DRY_RUN,
             decision=decision,
@@ -447,8 +449,12 @@ class Evaluator:
         return Evaluation(full, tuple(notes))
 
 
-def _selection_notes(installed: Refreshed | None, chosen: str | None) -> list[EventNote]:
-    """A Warning when the selection just installed was stopped by its CPU budget."""
+def _selection_notes(
+    installed: Refreshed | None, failure: str | None, chosen: str | None
+) -> list[EventNote]:
+    """A Warning when the selection that came back failed, or was stopped by its CPU budget."""
+    if failure is not None:
+        return [EventNote("Warning", "SelectionFailed", failure)]
     if installed is None or not installed.over_budget:
         return []
     message = (

@@ -307,4 +307,10 @@ def test_a_failed_reselection_is_in_the_status_while_the_model_in_use_forecasts(
         "model selection failed: RuntimeError('the worker died'); "
         "1 failure in a row, tried again in 1m"
     )
+    # (Each evaluation here starts from an empty status, so conditions post Events too.)
+    notes = [e for e in failed.events if e.reason.startswith("Selection")]
+    assert [(e.type, e.reason) for e in notes] == [("Warning", "SelectionFailed")]
+    assert notes[0].message == failed.status["forecast"]["selectionFailure"]
+    later = evaluator.evaluate(REF, body, {}, runtime, NOW + 210)
+    assert "SelectionFailed" not in {e.reason for e in later.events}, "one Event per failure"
     assert workloads.scaled[-1] == 4
