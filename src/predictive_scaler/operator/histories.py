@@ -4,19 +4,26 @@ The long history (two weeks at 5 minutes) costs a few range queries once;
 after that a cycle asks the metric source only for the samples since the last
 one (and the newest few again: a sample whose scrape had not yet arrived may
 have been missing). So a cycle's query cost does not grow with the window.
+An evaluation reads both within its time budget (:class:`Deadline`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.operator.sources import LoadSeries
+from predictive_scaler.forecasting.seasons import TimedSeries
+from predictive_scaler.operator import metrics
+from predictive_scaler.operator.resource import ForecastSettings
+from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource
 from predictive_scaler.scaling import LoadHistory
+from predictive_scaler.units import format_duration
 
 # Samples read again each cycle: the newest may have lacked a scrape still in flight.
 REREAD_SAMPLES = 2
@@ -80,3 +87,88 @@ class CachedHistory:
     ) -> None:
         self.series, self.step, self.values, self.end = series, step, values, end
         self.last_read_points = read
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """When an evaluation's time budget ends (monotonic clock), and its metric source."""
+
+    source: MetricSource
+    at: float
+    budget_seconds: float
+
+    def check(self) -> None:
+        """Raise a Timeout MetricsError once the budget is spent."""
+        if time.monotonic() >= self.at:
+            budget = format_duration(self.budget_seconds)
+            raise MetricsError("Timeout", f"the evaluation's {budget} budget was spent")
+
+    def source_within(self) -> MetricSource:
+        """The metric source, its timeout cut to what is left of the budget."""
+        left = max(0.1, self.at - time.monotonic())
+        if left >= self.source.timeout:
+            return self.source
+        return self.source.with_timeout(left)
+
+
+@dataclass(frozen=True)
+class Histories:
+    """What one evaluation read.
+
+    ``recent`` decides; when it could not be read (``error``) it is all
+    missing and the object holds. Without a new long history the forecast
+    goes on with the one read last (or none) and ``long_problem`` says why.
+    """
+
+    recent: LoadHistory
+    long: TimedSeries | None
+    error: MetricsError | None = None
+    long_problem: str | None = None
+
+
+def read_histories(
+    deadline: Deadline,
+    recent_series: LoadSeries,
+    settings: ForecastSettings,
+    resource: str | None,
+    caches: tuple[CachedHistory, CachedHistory],
+    *,
+    now: float,
+    min_rate_window: float,
+) -> Histories:
+    """The recent and the long history, each from its cache (recent, long) extended."""
+    recent_cache, long_cache = caches
+    step, points = settings.step_seconds, settings.history_points
+    recent_window = recent_series.rate_window
+    try:
+        recent = recent_cache.read(
+            deadline.source_within(), recent_series, step=step, points=points, now=now
+        )
+    except MetricsError as error:
+        return Histories(LoadHistory(np.full(points, np.nan), step, now), None, error)
+    metrics.HISTORY_POINTS_READ.labels("recent").inc(recent_cache.last_read_points)
+    step = settings.long_step_seconds
+    # A rate over one long step: the coarse samples average all the load, none twice.
+    long_window = max(step, min_rate_window)
+    long_series = dataclasses.replace(recent_series, rate_window=long_window)
+    # A rate describes the window before its timestamp: the long samples are
+    # placed at the same point of their windows as the recent ones, or the
+    # profile of the day would run minutes late against the recent window.
+    # (Memory is a gauge, and a user's query has windows of its own.)
+    lag = (long_window - recent_window) / 2 if resource == "cpu" else 0.0
+    problem = None
+    try:
+        deadline.check()
+        long: LoadHistory | None = long_cache.read(
+            deadline.source_within(),
+            long_series,
+            step=step,
+            points=settings.long_history_points,
+            now=now,
+        )
+        metrics.HISTORY_POINTS_READ.labels("long").inc(long_cache.last_read_points)
+    except MetricsError as error:
+        long = long_cache.last_read(long_series, step)
+        problem = f"the long history could not be read: {error}"
+    timed = None if long is None else TimedSeries(long.values, step, long.end_time - lag)
+    return Histories(recent, timed, None, problem)

@@ -33,6 +33,7 @@ from predictive_scaler.operator.conditions import (
     merge,
     observed,
 )
+from predictive_scaler.operator.histories import Deadline, read_histories
 from predictive_scaler.operator.kube import TargetError, Workloads
 from predictive_scaler.operator.report import (
     Published,
@@ -46,7 +47,7 @@ from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
 from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource, Refusal
-from predictive_scaler.scaling import Decision, LoadHistory, ScalingState, decide, holding
+from predictive_scaler.scaling import Decision, ScalingState, decide, holding
 from predictive_scaler.units import format_duration
 
 log = logging.getLogger(__name__)
@@ -206,10 +207,19 @@ class Evaluator:
         except TargetError as error:
             return blocked_by(error.reason, str(error))
 
-        deadline = began + self.settings.evaluation_budget
-        history, long, metrics_error, long_error = self._histories(
-            self._load(ref.namespace, spec, scale.selector), spec, runtime, now, deadline
+        deadline = Deadline(
+            self.source, began + self.settings.evaluation_budget, self.settings.evaluation_budget
         )
+        read = read_histories(
+            deadline,
+            self._load(ref.namespace, spec, scale.selector),
+            spec.forecast,
+            spec.metric.resource,
+            (runtime.recent, runtime.long),
+            now=now,
+            min_rate_window=self.settings.min_rate_window,
+        )
+        history, long, metrics_error = read.recent, read.long, read.error
         selection = runtime.forecaster(spec.forecast)
         state = _previous_state(raw_status)
         pending = PendingScale.from_status(raw_status)
@@ -254,7 +264,7 @@ class Evaluator:
             else (metrics_error.reason, str(metrics_error)),
             model=selection.chosen,
             seasons=selection.seasons,
-            long_history_error=long_error,
+            long_history_error=read.long_problem,
             worse_than_reactive=compared.worse,
         )
         fresh = decision_status(scaling_spec, decision, history, new_state, runtime)
@@ -291,68 +301,6 @@ class Evaluator:
         window = recent_rate_window(spec.forecast.step_seconds, self.settings.scrape_interval)
         return LoadSeries.of(namespace, spec.scale_target_ref, spec.metric, selector, window)
 
-    def _histories(
-        self,
-        recent_series: LoadSeries,
-        spec: PredictiveScalerSpec,
-        runtime: ObjectRuntime,
-        now: float,
-        deadline: float,
-    ) -> tuple[LoadHistory, TimedSeries | None, MetricsError | None, str | None]:
-        """The recent and the long history, each from its cache extended with new samples.
-
-        The recent one decides; without it the object holds. Without the long
-        one it still forecasts, on the long history it read last (or none),
-        and says so.
-        """
-        settings = spec.forecast
-        step, points = settings.step_seconds, settings.history_points
-        recent_window = recent_series.rate_window
-        try:
-            recent = runtime.recent.read(
-                self._source_until(deadline), recent_series, step=step, points=points, now=now
-            )
-        except MetricsError as error:
-            return LoadHistory(np.full(points, np.nan), step, now), None, error, None
-        metrics.HISTORY_POINTS_READ.labels("recent").inc(runtime.recent.last_read_points)
-        step = settings.long_step_seconds
-        # A rate over one long step: the coarse samples average all the load, none twice.
-        long_window = max(step, self.settings.min_rate_window)
-        long_series = dataclasses.replace(recent_series, rate_window=long_window)
-        # A rate describes the window before its timestamp: the long samples are
-        # placed at the same point of their windows as the recent ones, or the
-        # profile of the day would run minutes late against the recent window.
-        # (Memory is a gauge, and a user's query has windows of its own.)
-        lag = (long_window - recent_window) / 2 if spec.metric.resource == "cpu" else 0.0
-        problem = None
-        try:
-            if time.monotonic() >= deadline:
-                raise self._budget_spent()
-            long: LoadHistory | None = runtime.long.read(
-                self._source_until(deadline),
-                long_series,
-                step=step,
-                points=settings.long_history_points,
-                now=now,
-            )
-            metrics.HISTORY_POINTS_READ.labels("long").inc(runtime.long.last_read_points)
-        except MetricsError as error:
-            long = runtime.long.last_read(long_series, step)
-            problem = f"the long history could not be read: {error}"
-        timed = None if long is None else TimedSeries(long.values, step, long.end_time - lag)
-        return recent, timed, None, problem
-
-    def _budget_spent(self) -> MetricsError:
-        budget = format_duration(self.settings.evaluation_budget)
-        return MetricsError("Timeout", f"the evaluation's {budget} budget was spent")
-
-    def _source_until(self, deadline: float) -> MetricSource:
-        """The metric source, its timeout cut to what is left of the evaluation's budget."""
-        left = max(0.1, deadline - time.monotonic())
-        if left >= self.source.timeout:
-            return self.source
-        return self.source.with_timeout(left)
-
     def _scale(
         self,
         ref: ObjectRef,
@@ -361,7 +309,7 @@ class Evaluator:
         now: float,
         *,
         selector: str,
-        deadline: float,
+        deadline: Deadline,
         later: list[Callable[[], None]],
     ) -> tuple[ScalingState, list[EventNote]]:
         """Patch the target's replicas; the state records a scale only once it succeeded."""
@@ -373,9 +321,8 @@ class Evaluator:
         notes: list[EventNote] = []
         if desired < current and self.scale_in is not None and selector:
             try:
-                if time.monotonic() >= deadline:
-                    raise self._budget_spent()
-                self.scale_in(ref.namespace, selector, self._source_until(deadline))
+                deadline.check()
+                self.scale_in(ref.namespace, selector, deadline.source_within())
             except (ApiException, OSError, ValueError, MetricsError) as error:
                 # Ranking is a refinement: scale in anyway, in the ReplicaSet's own order
                 # (a usage read that failed included).

@@ -98,7 +98,7 @@ class LongWindow:
 
         Each coarse sample is the mean of ``factor`` steps, as a rate over the
         long step is in Prometheus, placed at the middle of its steps as the
-        operator places it (see ``Evaluator._histories``).
+        operator places it (see ``operator.histories.read_histories``).
         """
         window = np.full(self.steps, np.nan)
         seen = load[max(0, t - self.steps) : t]
