@@ -311,6 +311,11 @@ async def _select(  # noqa: PLR0917 - the submitter's closure passes them throug
     task.add_done_callback(state.selecting.discard)
     try:
         async with state.selections.seat(namespace, uid, due_at=due_at) as waited:
+            if uid not in state.runtimes:
+                # The object's loop ended (deleted, or moved to another shard)
+                # while this waited: its outcome would be thrown away, and it
+                # would hold a worker that other objects' selections wait for.
+                return
             metrics.QUEUE_WAIT.labels("selection").observe(waited)
             outcome = await state.selection_workers.select(request)
     except Exception as error:  # noqa: BLE001 - the object keeps its model and retries

@@ -1,4 +1,4 @@
-"""The evaluation daemon of an object deleted while its turn waits for a seat."""
+"""An object deleted while its evaluation turn, or its model selection, waits for a seat."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ import concurrent.futures
 import logging
 import time
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any, cast
 
+import numpy as np
 import pytest
 from kopf._cogs.aiokits.aioenums import FlagSetter, FlagWaiter
 
+from predictive_scaler.forecasting import Refreshed, RefreshRequest
 from predictive_scaler.operator import handlers
 from predictive_scaler.operator.reconcile import Evaluator
+from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.selection_workers import SelectionWorkers
 from tests.unit.operator.test_evaluator import SETTINGS, FakeSource, FakeWorkloads, spec
 
@@ -87,3 +91,75 @@ def test_a_turn_granted_its_seat_after_the_object_was_deleted_does_nothing() -> 
     assert workloads.statuses == []
     assert workloads.scaled == []
     assert "u1" not in state.runtimes
+
+
+@dataclass
+class CountingWorkers:
+    """Selection workers that only count the selections they are given."""
+
+    processes: int = 1
+    asked: list[RefreshRequest] = field(default_factory=list)
+
+    async def select(self, request: RefreshRequest) -> Refreshed:
+        self.asked.append(request)
+        raise RuntimeError("not under test")
+
+    def shutdown(self) -> None:
+        pass
+
+
+def test_a_selection_seated_after_its_object_is_gone_is_not_run() -> None:
+    """Objects deleted at once must not leave their queued selections to hold the workers."""
+    workers = CountingWorkers()
+    state = handlers.OperatorState(
+        settings=SETTINGS,
+        evaluator=Evaluator(FakeWorkloads(), FakeSource(), SETTINGS),
+        kube=None,  # type: ignore[arg-type]  # never reached
+        executor=concurrent.futures.ThreadPoolExecutor(1),
+        selection_workers=cast("SelectionWorkers", workers),
+    )
+    delivered: list[object] = []
+    request = RefreshRequest(
+        model="naive",
+        candidates=None,
+        season_length=None,
+        seasonality_seconds=None,
+        series=np.ones(10),
+        step_times=np.arange(15.0),
+        horizon=5,
+        now=0.0,
+        long=None,
+        budget_seconds=None,
+    )
+
+    async def scenario() -> None:
+        release, seated = asyncio.Event(), asyncio.Event()
+
+        async def busy() -> None:
+            async with state.selections.seat("other", "x"):
+                seated.set()
+                await release.wait()
+
+        holder = asyncio.create_task(busy())
+        await seated.wait()
+        state.runtimes["gone"] = ObjectRuntime()
+        state.runtimes["live"] = ObjectRuntime()
+        wake = asyncio.Event()
+        selections = [
+            asyncio.create_task(
+                handlers._select(state, "shop", uid, request, delivered.append, wake, 0.0)
+            )
+            for uid in ("gone", "live")
+        ]
+        await _poll("both selections queued", lambda: state.selections.depth == 2)
+        del state.runtimes["gone"]
+        release.set()
+        await asyncio.wait_for(asyncio.gather(*selections, holder), DEADLINE_SECONDS)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        state.executor.shutdown()
+
+    assert len(workers.asked) == 1, "only the live object's selection ran"
+    assert len(delivered) == 1
