@@ -91,11 +91,15 @@ class CachedHistory:
 
 @dataclass(frozen=True)
 class Deadline:
-    """When an evaluation's time budget ends (monotonic clock), and its metric source."""
+    """An evaluation's time budget from when it started (monotonic clock), and its metric source."""
 
     source: MetricSource
-    at: float
+    started: float
     budget_seconds: float
+
+    @property
+    def at(self) -> float:
+        return self.started + self.budget_seconds
 
     def check(self) -> None:
         """Raise a Timeout MetricsError once the budget is spent."""

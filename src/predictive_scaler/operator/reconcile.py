@@ -207,9 +207,7 @@ class Evaluator:
         except TargetError as error:
             return blocked_by(error.reason, str(error))
 
-        deadline = Deadline(
-            self.source, began + self.settings.evaluation_budget, self.settings.evaluation_budget
-        )
+        deadline = Deadline(self.source, began, self.settings.evaluation_budget)
         read = read_histories(
             deadline,
             self._load(ref.namespace, spec, scale.selector),
