@@ -16,6 +16,7 @@ from kopf._cogs.aiokits.aioenums import FlagSetter, FlagWaiter
 
 from predictive_scaler.forecasting import Refreshed, RefreshRequest
 from predictive_scaler.operator import handlers
+from predictive_scaler.operator.fairness import FairQueue
 from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.selection_workers import SelectionWorkers
@@ -30,67 +31,12 @@ DEADLINE_SECONDS = 30.0
 DAEMON = cast("Callable[..., Coroutine[Any, Any, None]]", handlers.evaluate)
 
 
-async def _poll(what: str, done: Any) -> None:
+async def _poll(what: str, done: Callable[[], bool]) -> None:
     deadline = time.monotonic() + DEADLINE_SECONDS
     while not done():
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {DEADLINE_SECONDS}s: {what}")
         await asyncio.sleep(0.01)
-
-
-def test_a_turn_granted_its_seat_after_the_object_was_deleted_does_nothing() -> None:
-    """Deleting a PredictiveScaler must stop it scaling: a queued turn may not run after."""
-    workloads = FakeWorkloads()
-    state = handlers.OperatorState(
-        settings=SETTINGS,
-        evaluator=Evaluator(workloads, FakeSource(level=2.0), SETTINGS),
-        kube=None,  # type: ignore[arg-type]  # the turn under test never reaches it
-        executor=concurrent.futures.ThreadPoolExecutor(1),
-        selection_workers=SelectionWorkers(1),
-    )
-    stopping: FlagSetter[Any] = FlagSetter()
-
-    async def scenario() -> None:
-        release = asyncio.Event()
-        seated = 0
-
-        async def busy(member: str) -> None:
-            nonlocal seated
-            async with state.evaluations.seat("other", member):
-                seated += 1
-                await release.wait()
-
-        seats = SETTINGS.evaluation_workers
-        holders = [asyncio.create_task(busy(str(i))) for i in range(seats)]
-        await _poll("every seat taken", lambda: seated == seats)
-        daemon = asyncio.create_task(
-            DAEMON(
-                body={},
-                meta={"uid": "u1", "namespace": "shop", "name": "web", "generation": 1},
-                spec=spec(),
-                status={},
-                stopped=FlagWaiter(stopping),
-                memo={"state": state},
-                logger=logging.getLogger("test"),
-                hpa_targets={},
-                scaler_targets={},
-            )
-        )
-        await _poll("the turn queued", lambda: state.evaluations.depth == 1)
-        stopping.set()
-        release.set()
-        await asyncio.wait_for(daemon, DEADLINE_SECONDS)
-        await asyncio.gather(*holders)
-
-    try:
-        asyncio.run(scenario())
-    finally:
-        state.executor.shutdown()
-        state.selection_workers.shutdown()
-
-    assert workloads.statuses == []
-    assert workloads.scaled == []
-    assert "u1" not in state.runtimes
 
 
 @dataclass
@@ -108,16 +54,73 @@ class CountingWorkers:
         pass
 
 
-def test_a_selection_seated_after_its_object_is_gone_is_not_run() -> None:
-    """Objects deleted at once must not leave their queued selections to hold the workers."""
-    workers = CountingWorkers()
-    state = handlers.OperatorState(
+def operator_state(workloads: FakeWorkloads, workers: CountingWorkers) -> handlers.OperatorState:
+    return handlers.OperatorState(
         settings=SETTINGS,
-        evaluator=Evaluator(FakeWorkloads(), FakeSource(), SETTINGS),
-        kube=None,  # type: ignore[arg-type]  # never reached
+        evaluator=Evaluator(workloads, FakeSource(level=2.0), SETTINGS),
+        kube=None,  # type: ignore[arg-type]  # what these tests run never reaches it
         executor=concurrent.futures.ThreadPoolExecutor(1),
         selection_workers=cast("SelectionWorkers", workers),
     )
+
+
+async def hold_every_seat(
+    queue: FairQueue, seats: int
+) -> tuple[asyncio.Event, asyncio.Future[Any]]:
+    """Another namespace takes every seat of ``queue`` until the event is set."""
+    release, seated = asyncio.Event(), 0
+
+    async def busy(member: str) -> None:
+        nonlocal seated
+        async with queue.seat("other", member):
+            seated += 1
+            await release.wait()
+
+    holders = asyncio.gather(*(busy(str(i)) for i in range(seats)))
+    await _poll("every seat taken", lambda: seated == seats)
+    return release, holders
+
+
+def test_a_turn_granted_its_seat_after_the_object_was_deleted_does_nothing() -> None:
+    """Deleting a PredictiveScaler must stop it scaling: a queued turn may not run after."""
+    workloads = FakeWorkloads()
+    state = operator_state(workloads, CountingWorkers())
+    stopping: FlagSetter[Any] = FlagSetter()
+
+    async def scenario() -> None:
+        release, holders = await hold_every_seat(state.evaluations, SETTINGS.evaluation_workers)
+        daemon = asyncio.create_task(
+            DAEMON(
+                body={},
+                meta={"uid": "u1", "namespace": "shop", "name": "web", "generation": 1},
+                spec=spec(),
+                status={},
+                stopped=FlagWaiter(stopping),
+                memo={"state": state},
+                logger=logging.getLogger("test"),
+                hpa_targets={},
+                scaler_targets={},
+            )
+        )
+        await _poll("the turn queued", lambda: state.evaluations.depth == 1)
+        stopping.set()
+        release.set()
+        await asyncio.wait_for(asyncio.gather(daemon, holders), DEADLINE_SECONDS)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        state.executor.shutdown()
+
+    assert workloads.statuses == []
+    assert workloads.scaled == []
+    assert "u1" not in state.runtimes
+
+
+def test_a_selection_seated_after_its_object_is_gone_is_not_run() -> None:
+    """Objects deleted at once must not leave their queued selections to hold the workers."""
+    workers = CountingWorkers()
+    state = operator_state(FakeWorkloads(), workers)
     delivered: list[object] = []
     request = RefreshRequest(
         model="naive",
@@ -133,15 +136,7 @@ def test_a_selection_seated_after_its_object_is_gone_is_not_run() -> None:
     )
 
     async def scenario() -> None:
-        release, seated = asyncio.Event(), asyncio.Event()
-
-        async def busy() -> None:
-            async with state.selections.seat("other", "x"):
-                seated.set()
-                await release.wait()
-
-        holder = asyncio.create_task(busy())
-        await seated.wait()
+        release, holders = await hold_every_seat(state.selections, workers.processes)
         state.runtimes["gone"] = ObjectRuntime()
         state.runtimes["live"] = ObjectRuntime()
         wake = asyncio.Event()
@@ -154,7 +149,7 @@ def test_a_selection_seated_after_its_object_is_gone_is_not_run() -> None:
         await _poll("both selections queued", lambda: state.selections.depth == 2)
         del state.runtimes["gone"]
         release.set()
-        await asyncio.wait_for(asyncio.gather(*selections, holder), DEADLINE_SECONDS)
+        await asyncio.wait_for(asyncio.gather(*selections, holders), DEADLINE_SECONDS)
 
     try:
         asyncio.run(scenario())
