@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,16 +13,22 @@ from statsmodels.tsa.arima.model import ARIMA
 from statsmodels.tsa.exponential_smoothing.ets import ETSModel
 from statsmodels.tsa.forecasting.theta import ThetaModel
 
+import predictive_scaler.forecasting.models.arima as arima_module
+from predictive_scaler.forecasting import clean_series
 from predictive_scaler.forecasting.models.arima import (
     APPROXIMATE_ABOVE,
     Arima,
     approximate_criterion,
     css_fit,
+    differencing_order,
+    invert_ma,
+    on_invertibility_boundary,
 )
 from predictive_scaler.forecasting.models.baseline import Naive, SeasonalNaive
 from predictive_scaler.forecasting.models.grey import GM11, fit_gm11, precision_grade
 from predictive_scaler.forecasting.models.smoothing import ETS_CONFIGS, Brown, Ets, Holt
 from predictive_scaler.forecasting.models.theta import Theta, prefix_slopes
+from predictive_scaler.traces import read_trace
 from tests.conftest import seasonal_load
 
 GREY_EXAMPLE = np.array([2.874, 3.278, 3.337, 3.390, 3.679])
@@ -224,6 +231,78 @@ def test_the_approximate_search_ranks_orders_by_their_css_criterion() -> None:
     scores = {(p, q): criterion(p, q) for p in range(3) for q in range(3)}
     p, q = min(scores, key=lambda order: scores[order])
     assert model.order_ == (p, d, q)
+
+
+def autocovariances(theta: np.ndarray) -> np.ndarray:
+    """Autocovariances at lags 0..q of an MA(q) with unit innovations."""
+    psi = np.concatenate([[1.0], theta])
+    return np.array([psi[: psi.size - lag] @ psi[lag:] for lag in range(psi.size)])
+
+
+@pytest.mark.parametrize(
+    "theta", [[2.0], [0.5, -1.6], [-2.5, 1.5], [0.3, 0.2]], ids=["ma1", "real", "complex", "fine"]
+)
+def test_invert_ma_keeps_the_autocorrelations_with_every_root_outside(theta: list[float]) -> None:
+    original = np.array(theta)
+    inverted = invert_ma(original)
+    roots = np.roots(np.concatenate([[1.0], inverted])[::-1])
+    assert (np.abs(roots) > 1.0).all()
+    # The same process up to the innovations' variance: the same autocorrelations.
+    before, after = autocovariances(original), autocovariances(inverted)
+    np.testing.assert_allclose(after / after[0], before / before[0], atol=1e-12)
+    if (np.abs(np.roots(np.concatenate([[1.0], original])[::-1])) > 1.0).all():
+        np.testing.assert_array_equal(inverted, original)
+
+
+def top_css_order(window: np.ndarray) -> tuple[tuple[int, int, int], np.ndarray]:
+    """The order the approximate search ranks first, and its CSS estimates."""
+    d = differencing_order(window, 1)
+    x = np.diff(window, d) if d else window
+    scored = []
+    for p in range(3):
+        for q in range(3):
+            params, variance = css_fit(x, p, q, mean=d == 0)
+            score = approximate_criterion(variance, x.size, p + q + int(d == 0) + 1, "aic")
+            scored.append((score, (p, d, q), params))
+    _, order, params = min(scored, key=lambda item: item[0])
+    return order, params
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize(
+    ("start", "trouble"),
+    [(2500, "AR part not stationary"), (4000, "MA part not invertible")],
+)
+def test_the_approximate_search_fits_only_from_css_estimates_under_r_rules(
+    traces_dir: Path, monkeypatch: pytest.MonkeyPatch, start: int, trouble: str
+) -> None:
+    trace = read_trace(traces_dir / "alibaba_2018_cluster_usage_30s.csv.gz", "cpu_util_percent")
+    window = clean_series(trace.values)[start : start + 600]
+    order, params = top_css_order(window)
+    offset = int(order[1] == 0)
+    phi, theta = params[offset : offset + order[0]], params[offset + order[0] :]
+    ar_roots = np.abs(np.roots(np.concatenate([[1.0], -phi])[::-1]))
+    ma_roots = np.abs(np.roots(np.concatenate([[1.0], theta])[::-1]))
+    # The window is what the case says: the best CSS order has that defect.
+    assert (ar_roots.min() <= 1.0) == (trouble == "AR part not stationary")
+    assert (ma_roots.min() < 1.0) == (trouble == "MA part not invertible")
+    starts: list[Any] = []
+    real_fit = arima_module.maximum_likelihood
+
+    def recording(model: ARIMA, start_params: Any) -> Any:
+        starts.append(start_params)
+        return real_fit(model, start_params)
+
+    monkeypatch.setattr(arima_module, "maximum_likelihood", recording)
+    model = Arima().fit(window)
+    # No fit from statsmodels' own start (50 iterations): R's CSS-ML skips a
+    # non-stationary order and starts an MA part from its invertible form.
+    assert starts
+    assert all(start_params is not None for start_params in starts)
+    if trouble == "AR part not stationary":
+        assert model.order_ != order
+    assert not on_invertibility_boundary(model.results_)
+    assert np.isfinite(model.information_criterion_)
 
 
 def test_arima_differences_a_trending_series() -> None:
