@@ -103,31 +103,53 @@ def test_holt_update_keeps_its_parameters() -> None:
 
 
 @pytest.mark.parametrize("order", [(1, 0, 1), (2, 1, 2)])
-def test_arima_update_is_statsmodels_apply_with_the_fitted_parameters(
+def test_an_arima_update_that_moves_the_window_on_continues_statsmodels_filter(
     order: tuple[int, int, int],
 ) -> None:
-    # The update runs the Kalman filter without the smoother apply() adds.
+    # The window drops its first 5 points and gains 20: the update filters the 20
+    # from where the fit's filter ended, so it is statsmodels' filter (no smoother)
+    # with the fitted parameters over everything from the fitted window's start.
     model = Arima(order=order).fit(SERIES[:-20])
-    reference = model.results_.apply(SERIES[5:])
+    reference = model.results_.apply(SERIES)
     model.update(SERIES[5:])
-    np.testing.assert_allclose(model.residuals_, np.asarray(reference.resid)[1 + order[1] :])
+    np.testing.assert_allclose(
+        model.residuals_, np.asarray(reference.resid)[5 + 1 + order[1] :], rtol=1e-9, atol=1e-9
+    )
     np.testing.assert_allclose(model.forecast_mean(6), reference.forecast(6), rtol=1e-9)
     frame = reference.get_forecast(4).summary_frame(alpha=0.2)
     np.testing.assert_allclose(model.predict(4, 0.8).upper, frame["mean_ci_upper"], rtol=1e-9)
 
 
-def test_successive_arima_updates_each_filter_their_own_window() -> None:
+def test_successive_arima_updates_continue_their_filter_or_filter_a_new_window() -> None:
     # statsmodels caches the data first bound to a filter; each update must see its own.
     model = Arima(order=(2, 0, 1)).fit(SERIES[:200])
     fitted = model.results_
-    for window in (SERIES[:210], SERIES[10:220], SERIES[:225]):
+    # Two windows that move on (points added; points dropped and added), then one
+    # that does not continue the last: it is filtered afresh from its own start.
+    for window, seen in (
+        (SERIES[:210], SERIES[:210]),
+        (SERIES[10:220], SERIES[:220]),
+        (SERIES[:225], SERIES[:225]),
+        (SERIES[:225], SERIES[:225]),
+    ):
         model.update(window)
         np.testing.assert_array_equal(model.params_, fitted.params)  # filtered, not refitted
-        reference = fitted.apply(window)
-        np.testing.assert_allclose(
-            model.residuals_, np.asarray(reference.resid)[1:], rtol=1e-9, atol=1e-7
-        )
+        reference = fitted.apply(seen)
+        residuals = np.asarray(reference.resid)[seen.size - window.size + 1 :]
+        np.testing.assert_allclose(model.residuals_, residuals, rtol=1e-9, atol=1e-7)
         np.testing.assert_allclose(model.forecast_mean(3), reference.forecast(3), rtol=1e-9)
+
+
+def test_an_arima_update_refilters_a_window_that_repeats_too_little_of_the_last() -> None:
+    model = Arima(order=(1, 0, 1)).fit(SERIES[:100])
+    # 40 of the 100 points already filtered: under half of the window, filtered afresh.
+    window = SERIES[60:160]
+    expected = model.results_.apply(window)
+    model.update(window)
+    np.testing.assert_allclose(model.forecast_mean(3), expected.forecast(3), rtol=1e-9)
+    np.testing.assert_allclose(
+        model.residuals_, np.asarray(expected.resid)[1:], rtol=1e-9, atol=1e-7
+    )
 
 
 @pytest.mark.parametrize("config", ETS_CONFIGS)
@@ -145,21 +167,43 @@ def test_an_ets_fit_is_statsmodels_fit_without_its_results_object(
 
 
 @pytest.mark.parametrize("config", ETS_CONFIGS)
-def test_ets_update_is_statsmodels_smoothing_with_the_fitted_parameters(
+def test_an_ets_update_that_moves_the_window_on_continues_statsmodels_smoothing(
     config: tuple[str | None, bool],
 ) -> None:
-    # The update runs the filter itself; it must be what statsmodels' smooth() gives.
+    # The window drops 5 points and gains 20: the update smooths the 20 from the
+    # state where the fit's pass ended, so it is statsmodels' smooth() with the
+    # fitted parameters over everything from the fitted window's start.
     model = Ets(config=config).fit(SERIES[:-20])
     params = np.array(model.results_.params, copy=True)
     model.update(SERIES[5:])
-    reference = ets_model(SERIES[5:], 2000, config).smooth(params)
-    np.testing.assert_allclose(model.residuals_, reference.resid, rtol=1e-9, atol=1e-9)
+    reference = ets_model(SERIES, 2000, config).smooth(params)
+    np.testing.assert_allclose(model.residuals_, reference.resid[5:], rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(model.forecast_mean(6), reference.forecast(6), rtol=1e-9)
+    # statsmodels' interval, its mean squared error taken over the window's errors.
     interval = reference.get_prediction(start=reference.nobs, end=reference.nobs + 3)
     frame = interval.summary_frame(alpha=0.2)
+    scale = np.sqrt(np.mean(reference.resid[5:] ** 2) / reference.mse)
     forecast = model.predict(4, 0.8)
-    np.testing.assert_allclose(forecast.lower, np.clip(frame["pi_lower"], 0, None), rtol=1e-9)
-    np.testing.assert_allclose(forecast.upper, frame["pi_upper"], rtol=1e-9)
+    lower = frame["mean"] - scale * (frame["mean"] - frame["pi_lower"])
+    np.testing.assert_allclose(forecast.lower, np.clip(lower, 0, None), rtol=1e-9)
+    upper = frame["mean"] + scale * (frame["pi_upper"] - frame["mean"])
+    np.testing.assert_allclose(forecast.upper, upper, rtol=1e-9)
+
+
+@pytest.mark.parametrize("config", ETS_CONFIGS)
+def test_an_ets_update_on_another_window_smooths_it_from_the_fitted_initial_states(
+    config: tuple[str | None, bool],
+) -> None:
+    model = Ets(config=config).fit(SERIES[:100])
+    params = np.array(model.results_.params, copy=True)
+    # 40 of the window's 100 points were seen: under half, so not taken as moved on.
+    model.update(SERIES[60:160])
+    reference = ets_model(SERIES[60:160], 2000, config).smooth(params)
+    np.testing.assert_allclose(model.residuals_, reference.resid, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(model.forecast_mean(6), reference.forecast(6), rtol=1e-9)
+    # The same window again: nothing new, the same forecast.
+    model.update(SERIES[60:160])
+    np.testing.assert_allclose(model.forecast_mean(6), reference.forecast(6), rtol=1e-9)
 
 
 # --- ScheduledSelection -------------------------------------------------------------------

@@ -13,6 +13,7 @@ from statsmodels.tsa.exponential_smoothing.ets import ETSModel
 
 from predictive_scaler.forecasting.base import ForecastModel, guarded_means
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.models.moving_window import overlap
 from predictive_scaler.forecasting.models.search import lowest_criterion
 
 
@@ -105,20 +106,27 @@ def fit_ets(y: FloatArray, max_window: int, config: EtsConfig, start_params: Any
 
 
 def ets_states(
-    y: FloatArray, config: EtsConfig, params: dict[str, float]
+    y: FloatArray,
+    config: EtsConfig,
+    params: dict[str, float],
+    start: tuple[float, float] | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray, float]:
     """One-step errors of an additive-error ETS over ``y``, its states after each value, and phi.
 
     The recursion statsmodels' ``ETSModel.smooth`` runs (l_t = l_{t-1} +
     phi*b_{t-1} + alpha*e_t, b_t = phi*b_{t-1} + beta*e_t), from the fitted
-    initial states: the same values to rounding (~1e-13).
+    initial states (the same values to rounding, ~1e-13) or from ``start``
+    (level, slope), where an earlier pass ended.
     """
     trend, damped = config
     alpha = params["smoothing_level"]
     beta = params.get("smoothing_trend", 0.0)
     phi = (params["damping_trend"] if damped else 1.0) if trend is not None else 0.0
-    level = params["initial_level"]
-    slope = params.get("initial_trend", 0.0) if trend is not None else 0.0
+    if start is not None:
+        level, slope = start
+    else:
+        level = params["initial_level"]
+        slope = params.get("initial_trend", 0.0) if trend is not None else 0.0
     errors, levels, slopes = np.empty(y.size), np.empty(y.size), np.empty(y.size)
     for index, value in enumerate(y.tolist()):
         expected = level + phi * slope
@@ -148,6 +156,8 @@ class StateSpaceSmoothing(ForecastModel):
     _window_: FloatArray | None = None
     # (level, trend, phi) after the last observation: all a forecast mean needs.
     state_: tuple[float, float, float]
+    # The one-step errors over the current window, which an update moved on keeps.
+    one_step_errors_: FloatArray
 
     @property
     def results_(self) -> Any:
@@ -161,6 +171,8 @@ class StateSpaceSmoothing(ForecastModel):
     def _take(self, fit: EtsFit, y: FloatArray) -> FloatArray:
         """Keep a fit's parameters and filter ``y`` with them; its one-step errors."""
         self._params_, self._named_params_ = fit.params, fit.named_params
+        # New parameters: smoothed from their initial states, not from the last pass's end.
+        self._window_ = None
         return self._update(y)
 
     def _config(self) -> EtsConfig:
@@ -168,11 +180,23 @@ class StateSpaceSmoothing(ForecastModel):
         raise NotImplementedError
 
     def _update(self, y: FloatArray) -> FloatArray:
-        # The filter alone, with the fitted parameters (no optimisation).
+        # The filter alone, with the fitted parameters (no optimisation), over the
+        # new points alone when the window has only moved on (see moving_window).
         window = y[-self.max_window :]
-        errors, levels, slopes, phi = ets_states(window, self._config(), self._named_params_)
+        shared = None if self._window_ is None else overlap(self._window_, window)
+        if shared is None or self._window_ is None:
+            errors, levels, slopes, phi = ets_states(window, self._config(), self._named_params_)
+            self.state_ = (float(levels[-1]), float(slopes[-1]), phi)
+        else:
+            level, slope, phi = self.state_
+            new, levels, slopes, _ = ets_states(
+                window[shared:], self._config(), self._named_params_, (level, slope)
+            )
+            if new.size:
+                self.state_ = (float(levels[-1]), float(slopes[-1]), phi)
+            errors = np.concatenate([self.one_step_errors_[self._window_.size - shared :], new])
         self._results_, self._window_ = None, window
-        self.state_ = (float(levels[-1]), float(slopes[-1]), phi)
+        self.one_step_errors_ = errors
         return errors
 
     def _rolling_means_at_once(
@@ -199,10 +223,20 @@ class StateSpaceSmoothing(ForecastModel):
         frame = self.results_.get_prediction(start=start, end=start + h - 1).summary_frame(
             alpha=1.0 - level
         )
+        # statsmodels smooths the window from the fitted initial states, where an
+        # update that moved on carried the state from further back. Its interval
+        # is the mean squared one-step error times a variance factor of the
+        # parameters and h alone: kept about this model's mean, with this
+        # model's errors over the window.
+        mean = self._predict_mean(h)
+        centre = frame["mean"].to_numpy(dtype=np.float64)
+        smoothed = float(self.results_.mse)
+        ratio = float(np.mean(self.one_step_errors_**2)) / smoothed if smoothed > 0.0 else 1.0
+        scale = np.sqrt(ratio)
         return (
-            frame["mean"].to_numpy(dtype=np.float64),
-            frame["pi_lower"].to_numpy(dtype=np.float64),
-            frame["pi_upper"].to_numpy(dtype=np.float64),
+            mean,
+            mean - scale * (centre - frame["pi_lower"].to_numpy(dtype=np.float64)),
+            mean + scale * (frame["pi_upper"].to_numpy(dtype=np.float64) - centre),
         )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
@@ -26,6 +27,7 @@ from statsmodels.tsa.statespace.kalman_filter import (
 )
 
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.models.moving_window import overlap
 
 SYSTEM_MATRICES = (
     "design",
@@ -128,6 +130,19 @@ def constant_system(filtered: Any, names: Sequence[str]) -> dict[str, FloatArray
     return system
 
 
+def means_from_states(
+    system: dict[str, FloatArray], states: FloatArray, horizon: int
+) -> FloatArray:
+    """Forecast means from each column of ``states`` (predicted states): (columns, horizon)."""
+    design, transition = system["design"][:, :, 0], system["transition"][:, :, 0]
+    obs_intercept, state_intercept = system["obs_intercept"], system["state_intercept"]
+    means = np.empty((states.shape[1], horizon))
+    for step in range(horizon):
+        means[:, step] = (design @ states + obs_intercept)[0]
+        states = transition @ states + state_intercept
+    return means
+
+
 def state_space_forecasts(filtered: Any, origins: Sequence[int], horizon: int) -> FloatArray | None:
     """Forecast means from every origin of one statsmodels filter pass: (origins, horizon).
 
@@ -138,43 +153,111 @@ def state_space_forecasts(filtered: Any, origins: Sequence[int], horizon: int) -
     system = constant_system(filtered, ("design", "obs_intercept", "transition", "state_intercept"))
     if system is None or system["design"].shape[0] != 1:
         return None
-    design, transition = system["design"][:, :, 0], system["transition"][:, :, 0]
-    obs_intercept, state_intercept = system["obs_intercept"], system["state_intercept"]
-    states = filtered.predicted_state[:, list(origins)]
-    means = np.empty((len(origins), horizon))
-    for step in range(horizon):
-        means[:, step] = (design @ states + obs_intercept)[0]
-        states = transition @ states + state_intercept
-    return means
+    return means_from_states(system, filtered.predicted_state[:, list(origins)], horizon)
 
 
-def state_space_interval(
-    filtered: Any, h: int, level: float
-) -> tuple[FloatArray, FloatArray, FloatArray] | None:
-    """Forecast mean and normal interval at ``level`` for ``h`` steps after a filter's end.
+@dataclass(frozen=True)
+class FilterEnd:
+    """Where a Kalman filter pass over a window ended, and the window's one-step errors.
 
-    What statsmodels' ``get_forecast(h).summary_frame`` gives (the filter run
-    on through h missing observations), from the last predicted state and its
-    covariance. None when the model's matrices vary with time.
+    An update's forecasts and bands read the last predicted state and its
+    covariance, its residuals the errors. When the next window is this one
+    moved on by a few new points (the operator's recent window, read again a
+    sync period later), ``extended`` runs the filter over the new points alone
+    instead of over the whole window: the filter then covers everything seen
+    since the window it started on, where re-filtering the window started
+    afresh at its first point. Both are the model's filter with the fitted
+    parameters; their ends differ by what the older start still weighs, which
+    fades as powers of the fitted MA roots' inverses over the window.
     """
-    means = state_space_forecasts(filtered, [filtered.nobs], h)
-    system = constant_system(
-        filtered, ("design", "transition", "selection", "state_cov", "obs_cov")
-    )
-    if means is None or system is None:
-        return None
+
+    values: FloatArray  # the window the filter has reached the end of
+    errors: FloatArray  # its one-step forecast errors, one per value
+    state: FloatArray  # the state predicted for the step after the window
+    covariance: FloatArray  # and its covariance
+    system: dict[str, FloatArray]  # the model's constant matrices (a time slice each)
+
+    @classmethod
+    def of(cls, filtered: Any, values: FloatArray) -> FilterEnd | None:
+        """The end of a statsmodels filter pass over ``values``; None for a time-varying system."""
+        system = constant_system(filtered, SYSTEM_MATRICES)
+        if system is None or system["design"].shape[0] != 1:
+            return None
+        nobs = int(filtered.nobs)
+        return cls(
+            np.array(values, dtype=np.float64),
+            np.asarray(filtered.forecasts_error[0], dtype=np.float64).copy(),
+            np.asarray(filtered.predicted_state[:, nobs], dtype=np.float64).copy(),
+            np.asarray(filtered.predicted_state_cov[:, :, nobs], dtype=np.float64).copy(),
+            system,
+        )
+
+    def extended(self, window: FloatArray) -> FilterEnd | None:
+        """The filter carried over ``window``'s new points, or None when it does not continue."""
+        shared = overlap(self.values, window)
+        if shared is None:
+            return None
+        carried = self._filter(window[shared:])
+        if carried is None:
+            return None
+        errors, state, covariance = carried
+        kept = self.errors[self.values.size - shared :]
+        return FilterEnd(
+            np.array(window, dtype=np.float64),
+            np.concatenate([kept, errors]),
+            state,
+            covariance,
+            self.system,
+        )
+
+    def _filter(self, new: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray] | None:
+        """statsmodels' conventional Kalman filter over ``new`` from this end."""
+        design = self.system["design"][:, :, 0]
+        transition = self.system["transition"][:, :, 0]
+        obs_intercept = float(self.system["obs_intercept"][0, 0])
+        obs_cov = float(self.system["obs_cov"][0, 0, 0])
+        state_intercept = self.system["state_intercept"][:, 0]
+        selection = self.system["selection"][:, :, 0]
+        disturbance = selection @ self.system["state_cov"][:, :, 0] @ selection.T
+        row = design[0]
+        state, covariance = self.state, self.covariance
+        errors = np.empty(new.size)
+        for index, value in enumerate(new):
+            error = value - float(row @ state) - obs_intercept
+            projected = covariance @ row
+            variance = float(row @ projected) + obs_cov
+            if not variance > 0.0:
+                return None
+            gain = projected / variance
+            filtered_state = state + gain * error
+            filtered_covariance = covariance - np.outer(gain, projected)
+            state = transition @ filtered_state + state_intercept
+            covariance = transition @ filtered_covariance @ transition.T + disturbance
+            covariance = (covariance + covariance.T) / 2.0
+            errors[index] = error
+        return errors, state, covariance
+
+    def interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Forecast mean and normal interval at ``level`` for ``h`` steps after the end."""
+        mean = means_from_states(self.system, self.state[:, None], h)[0]
+        spread = normal_spread(self.system, self.covariance, h, level)
+        return mean, mean - spread, mean + spread
+
+
+def normal_spread(
+    system: dict[str, FloatArray], covariance: FloatArray, h: int, level: float
+) -> FloatArray:
+    """Half-widths of the normal interval at ``level``, 1..h steps after a predicted state."""
     design, transition, selection, state_cov, obs_cov = (
-        matrix[:, :, 0] for matrix in system.values()
+        system[name][:, :, 0]
+        for name in ("design", "transition", "selection", "state_cov", "obs_cov")
     )
     disturbance = selection @ state_cov @ selection.T
-    covariance = filtered.predicted_state_cov[:, :, filtered.nobs]
     variances = np.empty(h)
     for step in range(h):
         variances[step] = (design @ covariance @ design.T + obs_cov)[0, 0]
         covariance = transition @ covariance @ transition.T + disturbance
-    spread = NormalDist().inv_cdf(0.5 + level / 2.0) * np.sqrt(np.maximum(variances, 0.0))
-    mean = np.asarray(means[0], dtype=np.float64)
-    return mean, mean - spread, mean + spread
+    return NormalDist().inv_cdf(0.5 + level / 2.0) * np.sqrt(np.maximum(variances, 0.0))
 
 
 class ParameterFilter:
