@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from predictive_scaler.forecasting.base import ForecastModel, init_parameters
-from predictive_scaler.forecasting.models.arima import Arima, ArimaRbf
+from predictive_scaler.forecasting.models.arima import Arima
+from predictive_scaler.forecasting.models.arima_rbf import ArimaRbf
 from predictive_scaler.forecasting.models.baseline import Naive, SeasonalNaive
 from predictive_scaler.forecasting.models.grey import GM11, GreyExponentialSmoothing
 from predictive_scaler.forecasting.models.smoothing import Brown, Ets, Holt

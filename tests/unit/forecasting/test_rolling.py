@@ -8,7 +8,8 @@ import pytest
 from predictive_scaler.forecasting import ForecastModel, make_model
 from predictive_scaler.forecasting.backtest import rolling_origins
 from predictive_scaler.forecasting.models import arima as arima_module
-from predictive_scaler.forecasting.models.arima import Arima, ArimaRbf
+from predictive_scaler.forecasting.models.arima import Arima
+from predictive_scaler.forecasting.models.arima_rbf import ArimaRbf
 from predictive_scaler.forecasting.models.state_space import RecentResults
 from predictive_scaler.forecasting.selection import select_model
 from tests.conftest import seasonal_load
