@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -160,14 +161,25 @@ def on_invertibility_boundary(results: Any) -> bool:
     return not _roots_outside_unit_circle(theta, MA_ROOT_MARGIN)
 
 
+# statsmodels 0.15 returns a result object from kpss when asked (and warns,
+# once per process, that it will always do so); 0.14 has only the tuple.
+KPSS_RESULT_OBJECT = "result_object" in inspect.signature(kpss).parameters
+
+
+def kpss_p_value(series: FloatArray) -> float:
+    """The p-value of the KPSS test of level stationarity (auto.arima's lags)."""
+    if KPSS_RESULT_OBJECT:
+        return float(kpss(series, regression="c", nlags="auto", result_object=True).pvalue)
+    return float(kpss(series, regression="c", nlags="auto")[1])
+
+
 def differencing_order(y: FloatArray, max_d: int) -> int:
     """Smallest d <= max_d whose differenced series KPSS does not call non-stationary."""
     series = y
     for d in range(max_d):
         if np.ptp(series) == 0.0:
             return d
-        _, p_value, *_ = kpss(series, regression="c", nlags="auto")
-        if p_value >= KPSS_SIGNIFICANCE:
+        if kpss_p_value(series) >= KPSS_SIGNIFICANCE:
             return d
         series = np.diff(series)
     return max_d
