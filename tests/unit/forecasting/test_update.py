@@ -13,6 +13,7 @@ from predictive_scaler.forecasting import (
     make_model,
 )
 from predictive_scaler.forecasting.models.arima import Arima
+from predictive_scaler.forecasting.models.moving_window import overlap
 from predictive_scaler.forecasting.models.smoothing import (
     ETS_CONFIGS,
     Ets,
@@ -100,6 +101,26 @@ def test_holt_update_keeps_its_parameters() -> None:
     model.update(SERIES)
     np.testing.assert_array_equal(np.asarray(model.results_.params), params)
     assert not np.allclose(model.predict(3).mean, before.mean)
+
+
+@pytest.mark.parametrize(
+    ("dropped", "added", "expected"),
+    [(0, 0, 100), (1, 1, 99), (10, 3, 90), (0, 7, 100), (40, 40, 60), (60, 60, None)],
+)
+def test_overlap_counts_the_points_a_moved_window_already_saw(
+    dropped: int, added: int, expected: int | None
+) -> None:
+    previous = SERIES[:100]
+    window = SERIES[dropped : 100 + added]
+    assert overlap(previous, window) == expected
+
+
+def test_overlap_is_none_for_a_window_that_does_not_continue() -> None:
+    assert overlap(SERIES[:100], SERIES[:100][::-1]) is None
+    # Its first 99 points are the last's, but the last value was revised.
+    revised = SERIES[1:101].copy()
+    revised[98] += 1.0
+    assert overlap(SERIES[:100], revised) is None
 
 
 @pytest.mark.parametrize("order", [(1, 0, 1), (2, 1, 2)])
