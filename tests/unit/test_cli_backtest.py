@@ -37,6 +37,10 @@ def test_json_has_every_policy_and_the_matched_comparison(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     report = backtest_json(capsys, "--steps", "600", "--model", "brown", "--startup", "2")
+    # Without --overload-budget, the CRD's default budget with the derived capacity.
+    budget = report["overload_budget"]
+    assert isinstance(budget, dict)
+    assert budget["budget"] == 0.01
     policies = report["policies"]
     assert isinstance(policies, dict)
     assert set(policies) == {"predictive", "hpa", "oracle"}
@@ -72,6 +76,22 @@ def test_an_overload_budget_is_kept_and_reported(capsys: pytest.CaptureFixture[s
     text = capsys.readouterr().out
     assert "(hpa's share): predictive overloaded" in text
     assert "sweeping the predictive overload budget" in text
+
+
+def test_overload_budget_none_sizes_at_the_target_as_target_per_replica(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    budgeted = backtest_json(capsys, "--steps", "600", "--model", "brown")
+    targeted = backtest_json(
+        capsys, "--steps", "600", "--model", "brown", "--overload-budget", "none"
+    )
+    assert targeted["overload_budget"] is None
+    sweeps = targeted["sweeps"]
+    assert isinstance(sweeps, dict)
+    # The matched comparison sweeps the headroom U, not the budget.
+    assert all(point["overload_budget"] is None for point in sweeps["predictive"])
+    assert {point["utilisation"] for point in sweeps["predictive"]} != {0.7}
+    assert budgeted["policies"] != targeted["policies"]
 
 
 @pytest.mark.parametrize("budget", ["5", "0%", "60%", "lots"])

@@ -18,7 +18,7 @@ from predictive_scaler.cli.arguments import (
     positive_int,
 )
 from predictive_scaler.forecasting import MODEL_NAMES
-from predictive_scaler.scaling.spec import MAX_OVERLOAD_BUDGET
+from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET
 from predictive_scaler.simulation import (
     BacktestResult,
     BacktestSettings,
@@ -147,10 +147,12 @@ def add_parser(commands: Any) -> None:
     backtest.add_argument(
         "--overload-budget",
         type=overload_budget,
+        default=DEFAULT_OVERLOAD_BUDGET,
         help="size predictive replicas from the capacity per replica so that the load exceeds "
-        "what ready pods serve at most this share of the time, e.g. 1%% (as "
-        "spec.scaling.overloadBudget with metric.capacityPerReplica), or 'hpa' for the share "
-        "the reactive HPA overloads; without it, at the target on the interval's upper bound",
+        "what ready pods serve at most this share of the time, as spec.scaling.overloadBudget "
+        f"with metric.capacityPerReplica (default {DEFAULT_OVERLOAD_BUDGET * 100:g}%%, the CRD's); "
+        "'hpa' for the share the reactive HPA overloads; 'none' to size at the target on the "
+        "interval's upper bound instead, as metric.targetPerReplica",
     )
     backtest.add_argument(
         "--interval",
@@ -286,6 +288,8 @@ def report(result: BacktestResult, source: str, column: str, steps: int) -> Back
 
 
 POLICIES = ("predictive", "hpa", "oracle")
+# --overload-budget's word for sizing at the target (metric.targetPerReplica).
+NO_BUDGET = "none"
 
 
 def sweep_point(result: ReplayResult) -> SweepPoint:
@@ -294,17 +298,19 @@ def sweep_point(result: ReplayResult) -> SweepPoint:
     )
 
 
-def overload_budget(text: str) -> float | Literal["hpa"]:
-    """ "1%" as 0.01, or "hpa"; argparse's error names the flag."""
+def overload_budget(text: str) -> float | Literal["hpa"] | None:
+    """ "1%" as 0.01, "hpa", or "none" (no budget: the target); argparse's error names the flag."""
     if text == MATCH_HPA:
         return MATCH_HPA
+    if text == NO_BUDGET:
+        return None
     try:
         share = percentage(text)
     except ValueError:
         share = math.nan
     if not 0.0 < share <= MAX_OVERLOAD_BUDGET:
         raise argparse.ArgumentTypeError(
-            f"expected a share in (0%, 50%] such as 1%, or hpa: {text!r}"
+            f"expected a share in (0%, 50%] such as 1%, hpa or none: {text!r}"
         )
     return share
 
