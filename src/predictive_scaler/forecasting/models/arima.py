@@ -167,7 +167,7 @@ KPSS_RESULT_OBJECT = "result_object" in inspect.signature(kpss).parameters
 
 
 def kpss_p_value(series: FloatArray) -> float:
-    """The p-value of the KPSS test of level stationarity (auto.arima's lags)."""
+    """The p-value of the KPSS test of level stationarity, with statsmodels' data-driven lags."""
     if KPSS_RESULT_OBJECT:
         return float(kpss(series, regression="c", nlags="auto", result_object=True).pvalue)
     return float(kpss(series, regression="c", nlags="auto")[1])
