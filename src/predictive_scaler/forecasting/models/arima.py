@@ -21,7 +21,6 @@ from predictive_scaler.forecasting.models.state_space import (
     RECENT_FITS,
     FilterEnd,
     ParameterFilter,
-    means_from_states,
     shed_filter_buffers,
     state_space_forecasts,
 )
@@ -262,9 +261,12 @@ class Arima(ForecastModel):
         windows from 539 to 400 ms (median, 60 origins).
         """
 
+        def model_of(order: Order) -> ARIMA:
+            # A constant only where nothing is differenced (statsmodels' rule too).
+            return ARIMA(window, order=order, trend="c" if order[1] == 0 else "n")
+
         def fit(order: Order, start_params: Any = start) -> Any:
-            trend = "c" if order[1] == 0 else "n"
-            model = ARIMA(window, order=order, trend=trend)
+            model = model_of(order)
             results = maximum_likelihood(model, start_params)
             if start_params is not None and on_invertibility_boundary(results):
                 # A start from another window's estimates can lead the optimiser
@@ -282,8 +284,8 @@ class Arima(ForecastModel):
                 # unit circle too): auto.arima moves on to the next order, where a cold
                 # fit of this one cost as much as 2-10 warm ones.
                 return None
-            model = ARIMA(window, order=order, trend="c" if offset else "n")
-            results = maximum_likelihood(model, (*params[: offset + order[0]], *theta, variance))
+            start_params = (*params[: offset + order[0]], *theta, variance)
+            results = maximum_likelihood(model_of(order), start_params)
             # An MA root on the unit circle: over-differenced, as auto.arima's root
             # check rejects it.
             return None if on_invertibility_boundary(results) else results
@@ -330,7 +332,7 @@ class Arima(ForecastModel):
             # Built while the fit's results are here: backtests filter whole windows.
             self.filter_ = ParameterFilter.of(self.results_)
         end = None if self.filter_end_ is None else self.filter_end_.extended(window)
-        self.filter_end_ = end or FilterEnd.of(self._filtered(window), window)
+        self.filter_end_ = end if end is not None else FilterEnd.of(self._filtered(window), window)
         # The fit's statsmodels results (its smoother's output with them) are
         # not read once the filter runs on its own; kept until the next
         # selection they doubled a forecaster's memory (0.56 to 1.29 MiB).
@@ -390,10 +392,9 @@ class Arima(ForecastModel):
     def _predict_mean(self, h: int) -> FloatArray:
         # From the last predicted state: statsmodels' forecast() builds a
         # prediction object (~3 ms) for what is a few matrix products.
-        end = self.filter_end_
-        if end is None:
+        if self.filter_end_ is None:
             return np.asarray(self.results_.forecast(h), dtype=np.float64)
-        return np.asarray(means_from_states(end.system, end.state[:, None], h)[0], dtype=np.float64)
+        return self.filter_end_.means(h)
 
     def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         if self.filter_end_ is not None:

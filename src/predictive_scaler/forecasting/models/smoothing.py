@@ -156,8 +156,6 @@ class StateSpaceSmoothing(ForecastModel):
     _window_: FloatArray | None = None
     # (level, trend, phi) after the last observation: all a forecast mean needs.
     state_: tuple[float, float, float]
-    # The one-step errors over the current window, which an update moved on keeps.
-    one_step_errors_: FloatArray
 
     @property
     def results_(self) -> Any:
@@ -182,9 +180,9 @@ class StateSpaceSmoothing(ForecastModel):
     def _update(self, y: FloatArray) -> FloatArray:
         # The filter alone, with the fitted parameters (no optimisation), over the
         # new points alone when the window has only moved on (see moving_window).
-        window = y[-self.max_window :]
-        shared = None if self._window_ is None else overlap(self._window_, window)
-        if shared is None or self._window_ is None:
+        window, previous = y[-self.max_window :], self._window_
+        shared = None if previous is None else overlap(previous, window)
+        if previous is None or shared is None:
             errors, levels, slopes, phi = ets_states(window, self._config(), self._named_params_)
             self.state_ = (float(levels[-1]), float(slopes[-1]), phi)
         else:
@@ -194,9 +192,10 @@ class StateSpaceSmoothing(ForecastModel):
             )
             if new.size:
                 self.state_ = (float(levels[-1]), float(slopes[-1]), phi)
-            errors = np.concatenate([self.one_step_errors_[self._window_.size - shared :], new])
+            # residuals_ still holds the last pass's errors: the base class stores
+            # what this returns.
+            errors = np.concatenate([self.residuals_[previous.size - shared :], new])
         self._results_, self._window_ = None, window
-        self.one_step_errors_ = errors
         return errors
 
     def _rolling_means_at_once(
@@ -231,7 +230,7 @@ class StateSpaceSmoothing(ForecastModel):
         mean = self._predict_mean(h)
         centre = frame["mean"].to_numpy(dtype=np.float64)
         smoothed = float(self.results_.mse)
-        ratio = float(np.mean(self.one_step_errors_**2)) / smoothed if smoothed > 0.0 else 1.0
+        ratio = float(np.mean(self.residuals_**2)) / smoothed if smoothed > 0.0 else 1.0
         scale = np.sqrt(ratio)
         return (
             mean,

@@ -237,9 +237,13 @@ class FilterEnd:
             errors[index] = error
         return errors, state, covariance
 
+    def means(self, h: int) -> FloatArray:
+        """Forecast means for the ``h`` steps after the end."""
+        return np.asarray(means_from_states(self.system, self.state[:, None], h)[0])
+
     def interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
         """Forecast mean and normal interval at ``level`` for ``h`` steps after the end."""
-        mean = means_from_states(self.system, self.state[:, None], h)[0]
+        mean = self.means(h)
         spread = normal_spread(self.system, self.covariance, h, level)
         return mean, mean - spread, mean + spread
 
