@@ -13,10 +13,8 @@ from kubernetes import client
 
 import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.rebalancer import DRAINING_TAINT, Rebalancer
-from predictive_scaler.operator.settings import OperatorSettings
-from predictive_scaler_dev.demo.load import LoadDriver
 from tests.fixtures.cluster import KwokNodes, PrometheusQuery
-from tests.fixtures.rebalancing import WORKLOAD, skewed_pool
+from tests.fixtures.rebalancing import WORKLOAD, loaded, rebalancer_settings, skewed_pool
 
 CYCLES = 3
 
@@ -39,27 +37,10 @@ def test_moves_a_pdb_refuses_leave_no_taint_and_one_event_per_pod(
         "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": WORKLOAD}}},
     }
     policy_v1.create_namespaced_pod_disruption_budget(namespace, budget)  # type: ignore[arg-type]
-    driver = LoadDriver(core_v1, apps_v1, namespace, WORKLOAD, lambda _: 4.0)
-    driver.start()
-    try:
-        prometheus_query(
-            f'rate(node_cpu_usage_seconds_total{{node=~"{pool.hot}|{pool.cool}"}}[8s])',
-            lambda found: len(found) == 2 and max(s.value for s in found) > 3.0,
-        )
-        settings = OperatorSettings.from_environment(
-            {
-                "PROMETHEUS_URL": local_cluster.prometheus_url,
-                "PREDICTIVE_SCALER_NAMESPACES": namespace,
-                "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "2s",
-                "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
-                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool.label}",
-                "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
-            }
-        )
+    with loaded(core_v1, apps_v1, namespace, pool, prometheus_query):
+        settings = rebalancer_settings(local_cluster.prometheus_url, namespace, pool, "Auto")
         rebalancer = Rebalancer.from_settings(kube_api, settings)
         reports = [rebalancer.cycle(time.time()) for _ in range(CYCLES)]
-    finally:
-        driver.stop()
     assert all(report.blocked and not report.evicted for report in reports)
     node = core_v1.read_node(pool.hot)
     taints = (node.spec.taints if node.spec else None) or []

@@ -9,14 +9,12 @@ from kubernetes import client
 import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.rebalancer import DRAINING_TAINT, Rebalancer
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
-from predictive_scaler.operator.settings import OperatorSettings
-from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.localcluster.kube import running_pods
 from tests.fixtures.cluster import (
     KwokNodes,
     PrometheusQuery,
 )
-from tests.fixtures.rebalancing import skewed_pool
+from tests.fixtures.rebalancing import loaded, rebalancer_settings, skewed_pool
 
 
 def test_dry_run_plans_and_reports_without_evicting(
@@ -31,27 +29,10 @@ def test_dry_run_plans_and_reports_without_evicting(
     prometheus_query: PrometheusQuery,
 ) -> None:
     pool = skewed_pool(kwok_nodes, core_v1, apps_v1, custom_objects, namespace)
-    driver = LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: 4.0)
-    driver.start()
-    try:
-        prometheus_query(
-            f'rate(node_cpu_usage_seconds_total{{node=~"{pool.hot}|{pool.cool}"}}[8s])',
-            lambda found: len(found) == 2 and max(s.value for s in found) > 3.0,
-        )
+    with loaded(core_v1, apps_v1, namespace, pool, prometheus_query):
         before = {p.metadata.name for p in running_pods(core_v1, namespace, "batch") if p.metadata}
-        settings = OperatorSettings.from_environment(
-            {
-                "PROMETHEUS_URL": local_cluster.prometheus_url,
-                "PREDICTIVE_SCALER_NAMESPACES": namespace,
-                "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "2s",
-                "PREDICTIVE_SCALER_REBALANCE_MODE": "DryRun",
-                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool.label}",
-                "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
-            }
-        )
+        settings = rebalancer_settings(local_cluster.prometheus_url, namespace, pool, "DryRun")
         report = Rebalancer.from_settings(kube_api, settings).cycle(time.time())
-    finally:
-        driver.stop()
     assert report.plan is not None
     assert report.plan.moves
     assert {m.source for m in report.plan.moves} == {pool.hot}
@@ -93,26 +74,9 @@ def test_a_scaler_that_cannot_act_opts_its_workload_out(
     custom_objects.patch_namespaced_custom_object_status(
         GROUP, VERSION, namespace, PLURAL, "batch", {"status": refused}
     )
-    driver = LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: 4.0)
-    driver.start()
-    try:
-        prometheus_query(
-            f'rate(node_cpu_usage_seconds_total{{node=~"{pool.hot}|{pool.cool}"}}[8s])',
-            lambda found: len(found) == 2 and max(s.value for s in found) > 3.0,
-        )
-        settings = OperatorSettings.from_environment(
-            {
-                "PROMETHEUS_URL": local_cluster.prometheus_url,
-                "PREDICTIVE_SCALER_NAMESPACES": namespace,
-                "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "2s",
-                "PREDICTIVE_SCALER_REBALANCE_MODE": "DryRun",
-                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool.label}",
-                "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
-            }
-        )
+    with loaded(core_v1, apps_v1, namespace, pool, prometheus_query):
+        settings = rebalancer_settings(local_cluster.prometheus_url, namespace, pool, "DryRun")
         report = Rebalancer.from_settings(kube_api, settings).cycle(time.time())
-    finally:
-        driver.stop()
     assert report.plan is not None
     # The node is as hot as in the test above, but nothing on it is the blocked object's.
     assert report.plan.moves == ()

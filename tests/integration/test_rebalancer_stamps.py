@@ -18,8 +18,6 @@ from kubernetes.client.exceptions import ApiException
 import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.rebalancer import REBALANCED_AT, Rebalancer
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
-from predictive_scaler.operator.settings import OperatorSettings
-from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.localcluster.kube import create_namespace
 from tests.fixtures.cluster import (
     DEADLINE,
@@ -27,7 +25,7 @@ from tests.fixtures.cluster import (
     PrometheusQuery,
     wait_for,
 )
-from tests.fixtures.rebalancing import skewed_pool
+from tests.fixtures.rebalancing import loaded, rebalancer_settings, skewed_pool
 
 COLLIDING_NAMESPACE = "node"
 
@@ -67,27 +65,10 @@ def test_a_scaler_named_like_a_node_in_namespace_node_keeps_its_own_stamp(
     pool = skewed_pool(
         kwok_nodes, core_v1, apps_v1, custom_objects, node_namespace, scaler_name=str
     )
-    driver = LoadDriver(core_v1, apps_v1, node_namespace, "batch", lambda _: 4.0)
-    driver.start()
-    try:
-        prometheus_query(
-            f'rate(node_cpu_usage_seconds_total{{node=~"{pool.hot}|{pool.cool}"}}[8s])',
-            lambda found: len(found) == 2 and max(s.value for s in found) > 3.0,
-        )
-        settings = OperatorSettings.from_environment(
-            {
-                "PROMETHEUS_URL": local_cluster.prometheus_url,
-                "PREDICTIVE_SCALER_NAMESPACES": node_namespace,
-                "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "2s",
-                "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
-                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool.label}",
-                "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
-            }
-        )
+    with loaded(core_v1, apps_v1, node_namespace, pool, prometheus_query):
+        settings = rebalancer_settings(local_cluster.prometheus_url, node_namespace, pool, "Auto")
         now = time.time()
         report = Rebalancer.from_settings(kube_api, settings).cycle(now)
-    finally:
-        driver.stop()
     assert report.evicted, "a pod should have moved off the hot node"
     stamp = f"{now:.0f}"
     node = core_v1.read_node(pool.hot)
