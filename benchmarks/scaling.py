@@ -45,7 +45,6 @@ from predictive_scaler.simulation.forecasts import (
     ForecastTable,
     clairvoyant_table,
 )
-from predictive_scaler.simulation.surprises import beyond_ceiling
 from predictive_scaler.traces import column_values, read_trace
 
 STARTUP_MINUTES = (1, 2, 5)
@@ -155,14 +154,13 @@ def replayed_with(forecast: Forecast, table: ForecastTable, startup: int) -> Rep
         tuple(r.outcome for r in result.predictive_sweep),
         tuple(settings.budget_sweep),
         result.scored_minutes,
-        surprise_minutes(forecast, table, result),
+        surprise_minutes(result),
     )
 
 
-def surprise_minutes(forecast: Forecast, table: ForecastTable, result: BacktestResult) -> float:
+def surprise_minutes(result: BacktestResult) -> float:
     """The predictive policy's overload minutes beyond the threshold's ceiling."""
-    steps = beyond_ceiling(forecast.load, table, result.policies["predictive"].ready, result.config)
-    return steps * forecast.step / 60.0
+    return (result.beyond_ceiling or 0) * result.config.step_seconds / 60.0
 
 
 def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[int, Replays], float]:
@@ -231,7 +229,7 @@ def at_fleet_budget(
                 one.budget_sweep,
                 one.budgets,
                 one.scored_minutes,
-                surprise_minutes(forecast, table, result),
+                surprise_minutes(result),
             )
         )
     return fleet

@@ -67,6 +67,11 @@ def test_an_overload_budget_is_kept_and_reported(capsys: pytest.CaptureFixture[s
     assert not budget["matched_to_hpa"]
     # A day of one-minute samples is enough for the tracker to land near its budget.
     assert 0.05 / 2 <= budget["realised"] <= 0.05 * 2
+    # Overload beyond the threshold's ceiling is a part of the predictive overload.
+    policies = report["policies"]
+    assert isinstance(policies, dict)
+    overload = policies["predictive"]["overload_minutes"]
+    assert 0 <= budget["beyond_ceiling_minutes"] <= overload
     sweep = report["sweeps"]
     assert isinstance(sweep, dict)
     assert [p["overload_budget"] for p in sweep["predictive"]][:3] == [0.0002, 0.0005, 0.001]
@@ -75,6 +80,7 @@ def test_an_overload_budget_is_kept_and_reported(capsys: pytest.CaptureFixture[s
     )
     text = capsys.readouterr().out
     assert "(hpa's share): predictive overloaded" in text
+    assert "overload minutes came above what the highest threshold (5 forecast spreads)" in text
     assert "sweeping the predictive overload budget" in text
 
 

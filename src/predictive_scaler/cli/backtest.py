@@ -18,6 +18,7 @@ from predictive_scaler.cli.arguments import (
     positive_int,
 )
 from predictive_scaler.forecasting import MODEL_NAMES
+from predictive_scaler.scaling.budget import HIGHEST
 from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET
 from predictive_scaler.simulation import (
     BacktestResult,
@@ -81,6 +82,9 @@ class BudgetReport(Frozen):
     matched_to_hpa: bool
     realised: float
     hpa_realised: float
+    # Predictive overload minutes whose load lay beyond what the threshold's
+    # ceiling provisions: load no forecast saw coming, that no budget buys off.
+    beyond_ceiling_minutes: float
 
 
 class MatchedReport(Frozen):
@@ -283,6 +287,7 @@ def report(result: BacktestResult, source: str, column: str, steps: int) -> Back
             matched_to_hpa=result.settings.overload_budget == MATCH_HPA,
             realised=result.overload_share("predictive"),
             hpa_realised=result.overload_share("hpa"),
+            beyond_ceiling_minutes=(result.beyond_ceiling or 0) * result.config.step_seconds / 60.0,
         ),
     )
 
@@ -355,12 +360,17 @@ def render(report: BacktestReport) -> str:
         )
     budget = report.overload_budget
     if budget is not None:
+        predictive = report.policies["predictive"]
         source = " (hpa's share)" if budget.matched_to_hpa else ""
         lines += [
             "",
             f"overload budget {budget.budget:.3%}{source}: predictive overloaded "
             f"{budget.realised:.3%} of the time ({budget.realised / budget.budget:.2f}x the "
             f"budget), hpa {budget.hpa_realised:.3%}",
+            f"  {budget.beyond_ceiling_minutes:.0f} of its {predictive.overload_minutes:.0f} "
+            f"overload minutes came above what the highest threshold ({HIGHEST:g} forecast "
+            "spreads) provisions: load the forecast did not see coming, which no budget "
+            "buys off",
         ]
     matched = report.matched
     swept = "overload budget" if budget is not None else "headroom"

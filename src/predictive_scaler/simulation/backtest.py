@@ -28,6 +28,7 @@ from predictive_scaler.simulation.replay import (
     default_capacity,
     replay,
 )
+from predictive_scaler.simulation.surprises import beyond_ceiling
 
 DEFAULT_TARGET = 0.7
 # The predictive scaler's headroom: the share of a replica's capacity its
@@ -104,6 +105,9 @@ class BacktestResult:
     table: ForecastTable = field(repr=False)
     # The budget the predictive policy kept, resolved (MATCH_HPA becomes a share).
     budget: float | None = None
+    # With a budget: the predictive policy's overloaded steps beyond the threshold's
+    # ceiling, load no budget could have bought off (simulation/surprises.py).
+    beyond_ceiling: int | None = None
 
     @property
     def scored_minutes(self) -> float:
@@ -208,6 +212,19 @@ def run_backtest(
         "oracle_at_full_utilisation": replay(load, OraclePolicy(load, config, 1.0), config),
     }
     matched = compare([r.outcome for r in predictive_sweep], hpa.outcome)
+    surprises = (
+        None
+        if budget is None
+        else beyond_ceiling(load, table, policies["predictive"].ready, config)
+    )
     return BacktestResult(
-        config, settings, policies, predictive_sweep, baseline_sweep, matched, table, budget
+        config,
+        settings,
+        policies,
+        predictive_sweep,
+        baseline_sweep,
+        matched,
+        table,
+        budget,
+        surprises,
     )
