@@ -38,7 +38,7 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling.behavior import PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS
 from predictive_scaler.scaling.budget import HIGHEST
 from predictive_scaler.simulation import BacktestSettings, Outcome, compare, run_backtest
-from predictive_scaler.simulation.backtest import MATCH_HPA, BacktestResult, forecast_table
+from predictive_scaler.simulation.backtest import MATCH_HPA, forecast_table
 from predictive_scaler.simulation.cadence import VARIANTS, hpa_variants
 from predictive_scaler.simulation.forecasts import (
     CLAIRVOYANT_STEPS,
@@ -154,13 +154,8 @@ def replayed_with(forecast: Forecast, table: ForecastTable, startup: int) -> Rep
         tuple(r.outcome for r in result.predictive_sweep),
         tuple(settings.budget_sweep),
         result.scored_minutes,
-        surprise_minutes(result),
+        result.beyond_ceiling_minutes,
     )
-
-
-def surprise_minutes(result: BacktestResult) -> float:
-    """The predictive policy's overload minutes beyond the threshold's ceiling."""
-    return (result.beyond_ceiling or 0) * result.config.step_seconds / 60.0
 
 
 def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[int, Replays], float]:
@@ -229,7 +224,7 @@ def at_fleet_budget(
                 one.budget_sweep,
                 one.budgets,
                 one.scored_minutes,
-                surprise_minutes(result),
+                result.beyond_ceiling_minutes,
             )
         )
     return fleet

@@ -287,7 +287,7 @@ def report(result: BacktestResult, source: str, column: str, steps: int) -> Back
             matched_to_hpa=result.settings.overload_budget == MATCH_HPA,
             realised=result.overload_share("predictive"),
             hpa_realised=result.overload_share("hpa"),
-            beyond_ceiling_minutes=(result.beyond_ceiling or 0) * result.config.step_seconds / 60.0,
+            beyond_ceiling_minutes=result.beyond_ceiling_minutes,
         ),
     )
 

@@ -114,6 +114,11 @@ class BacktestResult:
         steps = self.policies["hpa"].replicas.size
         return steps * self.config.step_seconds / 60.0
 
+    @property
+    def beyond_ceiling_minutes(self) -> float:
+        """The predictive policy's overload minutes beyond the threshold's ceiling; 0 unbudgeted."""
+        return (self.beyond_ceiling or 0) * self.config.step_seconds / 60.0
+
     def overload_share(self, policy: str) -> float:
         """The share of scored time ``policy`` overloaded."""
         return self.policies[policy].outcome.overload_minutes / self.scored_minutes
