@@ -78,7 +78,7 @@ class Replayed:
     budgets: tuple[float, ...]
     scored_minutes: float
     # Of the predictive policy's overload minutes, those beyond the threshold's ceiling.
-    beyond_ceiling_minutes: float = 0.0
+    beyond_ceiling_minutes: float
 
 
 def workloads(traces: Path, quick: bool) -> list[Workload]:

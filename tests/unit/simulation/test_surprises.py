@@ -18,6 +18,9 @@ LEVEL = 0.9
 # Forecast 10 for every step, one spread of 1: the ceiling provisions 10 + HIGHEST.
 MEAN, SPREAD = 10.0, 1.0
 CEILING = MEAN + HIGHEST * SPREAD
+# Capacity 10 a replica, start-up 1, scored from step 1: the ceiling's 15 is two replicas, 20.
+CONFIG = ReplayConfig(capacity=10.0, startup_steps=1, step_seconds=60.0, start=1)
+LOAD = np.array([5.0, 9.0, 19.0, 21.0, 25.0, 8.0])
 
 
 def table(rows: int, *, missing: tuple[int, ...] = ()) -> ForecastTable:
@@ -29,25 +32,19 @@ def table(rows: int, *, missing: tuple[int, ...] = ()) -> ForecastTable:
 
 
 def test_counts_only_overloads_the_ceiling_would_not_have_served() -> None:
-    # Capacity 10: the ceiling's 15 is two replicas, 20. One replica ready throughout.
-    config = ReplayConfig(capacity=10.0, startup_steps=1, step_seconds=60.0, start=1)
-    load = np.array([5.0, 9.0, 19.0, 21.0, 25.0, 8.0])
-    ready = np.ones(load.size - 1, dtype=np.int64)
-    # Overloaded: steps 2 (19), 3 (21) and 4 (25); within two replicas: step 2 only.
+    # One replica ready throughout. Overloaded: steps 2 (19), 3 (21) and 4 (25);
+    # within two replicas: step 2 only.
+    ready = np.ones(LOAD.size - 1, dtype=np.int64)
     assert CEILING <= 20.0
-    assert beyond_ceiling(load, table(load.size), ready, config) == 2
+    assert beyond_ceiling(LOAD, table(LOAD.size), ready, CONFIG) == 2
 
 
 def test_a_step_without_its_sizing_forecast_is_not_counted() -> None:
-    config = ReplayConfig(capacity=10.0, startup_steps=1, step_seconds=60.0, start=1)
-    load = np.array([5.0, 9.0, 19.0, 21.0, 25.0, 8.0])
-    ready = np.ones(load.size - 1, dtype=np.int64)
+    ready = np.ones(LOAD.size - 1, dtype=np.int64)
     # Step 4 was sized by the decision at step 3, which had no forecast.
-    assert beyond_ceiling(load, table(load.size, missing=(3,)), ready, config) == 1
+    assert beyond_ceiling(LOAD, table(LOAD.size, missing=(3,)), ready, CONFIG) == 1
 
 
 def test_served_steps_are_never_counted() -> None:
-    config = ReplayConfig(capacity=10.0, startup_steps=1, step_seconds=60.0, start=1)
-    load = np.array([5.0, 9.0, 19.0, 21.0, 25.0, 8.0])
-    ready = np.full(load.size - 1, 3, dtype=np.int64)
-    assert beyond_ceiling(load, table(load.size), ready, config) == 0
+    ready = np.full(LOAD.size - 1, 3, dtype=np.int64)
+    assert beyond_ceiling(LOAD, table(LOAD.size), ready, CONFIG) == 0
