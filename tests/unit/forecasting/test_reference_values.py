@@ -26,7 +26,13 @@ from predictive_scaler.forecasting.models.arima import (
 )
 from predictive_scaler.forecasting.models.baseline import Naive, SeasonalNaive
 from predictive_scaler.forecasting.models.grey import GM11, fit_gm11, precision_grade
-from predictive_scaler.forecasting.models.smoothing import ETS_CONFIGS, Brown, Ets, Holt
+from predictive_scaler.forecasting.models.smoothing import (
+    ETS_CONFIGS,
+    Brown,
+    Ets,
+    Holt,
+    relative_forecast_variance,
+)
 from predictive_scaler.forecasting.models.theta import Theta, prefix_slopes
 from predictive_scaler.traces import read_trace
 from tests.conftest import seasonal_load
@@ -125,6 +131,21 @@ def statsmodels_ets(y: np.ndarray, trend: str | None, damped: bool) -> Any:
         warnings.simplefilter("ignore")
         model = ETSModel(pd.Series(y), error="add", trend=trend, damped_trend=damped)
         return model.fit(disp=False)
+
+
+@pytest.mark.parametrize("config", ETS_CONFIGS)
+def test_the_relative_forecast_variance_is_statsmodels_closed_form(
+    config: tuple[str | None, bool],
+) -> None:
+    y = seasonal_load(200)
+    results = statsmodels_ets(y, *config)
+    prediction = results.get_prediction(start=200, end=229)
+    expected = np.asarray(prediction.var_pred_mean) / results.mse
+    named = dict(zip(results.model.param_names, np.asarray(results.params).tolist(), strict=True))
+    ours = relative_forecast_variance(config, named, 30)
+    np.testing.assert_allclose(ours, expected, rtol=1e-9)
+    # The variance grows with the horizon wherever the level adapts at all.
+    assert np.all(np.diff(ours) > 0.0)
 
 
 def test_ets_keeps_the_form_with_the_lowest_aicc() -> None:

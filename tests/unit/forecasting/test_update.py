@@ -96,10 +96,10 @@ def test_arima_update_keeps_its_parameters_and_moves_its_forecast() -> None:
 def test_holt_update_keeps_its_parameters() -> None:
     model = make_model("holt").fit(SERIES[:-5])
     assert isinstance(model, Holt)
-    params = np.array(model.results_.params, copy=True)
+    params = np.array(model.params_, copy=True)
     before = model.predict(3)
     model.update(SERIES)
-    np.testing.assert_array_equal(np.asarray(model.results_.params), params)
+    np.testing.assert_array_equal(model.params_, params)
     assert not np.allclose(model.predict(3).mean, before.mean)
 
 
@@ -195,7 +195,7 @@ def test_an_ets_update_that_moves_the_window_on_continues_statsmodels_smoothing(
     # state where the fit's pass ended, so it is statsmodels' smooth() with the
     # fitted parameters over everything from the fitted window's start.
     model = Ets(config=config).fit(SERIES[:-20])
-    params = np.array(model.results_.params, copy=True)
+    params = np.array(model.params_, copy=True)
     model.update(SERIES[5:])
     reference = ets_model(SERIES, 2000, config).smooth(params)
     np.testing.assert_allclose(model.residuals_, reference.resid[5:], rtol=1e-9, atol=1e-9)
@@ -216,7 +216,7 @@ def test_an_ets_update_on_another_window_smooths_it_from_the_fitted_initial_stat
     config: tuple[str | None, bool],
 ) -> None:
     model = Ets(config=config).fit(SERIES[:100])
-    params = np.array(model.results_.params, copy=True)
+    params = np.array(model.params_, copy=True)
     # 40 of the window's 100 points were seen: under half, so not taken as moved on.
     model.update(SERIES[60:160])
     reference = ets_model(SERIES[60:160], 2000, config).smooth(params)

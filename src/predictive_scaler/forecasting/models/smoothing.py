@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.signal import lfilter
+from scipy.stats import norm
 from statsmodels.tools import eval_measures
 from statsmodels.tsa.exponential_smoothing.ets import ETSModel
 
@@ -138,37 +139,50 @@ def ets_states(
     return errors, levels, slopes, phi
 
 
+def relative_forecast_variance(config: EtsConfig, params: dict[str, float], h: int) -> FloatArray:
+    """The h-step forecast error variance of an additive-error ETS over the one-step variance.
+
+    Hyndman et al., *Forecasting with Exponential Smoothing* (2008), section
+    6.3 (class 1): 1 + sum_{j<h} c_j**2 with c_j = alpha + beta*phi_j, where
+    phi_j = phi + ... + phi**j (j without damping, 0 without a trend).
+    statsmodels' ``ETSResults`` gives the same by closed forms per model, but
+    only from a results object, which costs a smoothing pass over the window.
+    """
+    trend, damped = config
+    alpha = params["smoothing_level"]
+    steps = np.arange(1, h, dtype=np.float64)
+    if trend is None:
+        trend_gain = np.zeros_like(steps)
+    elif damped:
+        trend_gain = params["smoothing_trend"] * np.cumsum(params["damping_trend"] ** steps)
+    else:
+        trend_gain = params["smoothing_trend"] * steps
+    return np.concatenate([[1.0], 1.0 + np.cumsum((alpha + trend_gain) ** 2)])
+
+
 class StateSpaceSmoothing(ForecastModel):
-    """Forecasts and analytic intervals from a fitted statsmodels ETS in ``results_``.
+    """ETS forecasts from parameters statsmodels fitted, with their analytic intervals.
 
     The state-space form is used rather than ``holtwinters`` because it
     gives analytic prediction intervals. A fit keeps statsmodels' estimates
     (:class:`EtsFit`); it and an update then run the filter themselves
-    (:func:`ets_states`) and keep the last state for the forecast mean:
-    statsmodels' results cost ~10 ms, most of it a numerical Hessian for the
-    parameters' covariance that no forecast reads. ``results_`` is built only
-    when something asks for it (an interval).
+    (:func:`ets_states`) and keep the last state for the forecast mean and
+    the one-step errors for the interval: statsmodels' results object would
+    cost ~10 ms, most of it a numerical Hessian for the parameters'
+    covariance that no forecast reads.
     """
 
     min_observations = 10
     max_window: int
-    _results_: Any = None
     _window_: FloatArray | None = None
+    # The fitted parameters, in statsmodels' order (``ETSModel.param_names``).
+    params_: FloatArray
     # (level, trend, phi) after the last observation: all a forecast mean needs.
     state_: tuple[float, float, float]
 
-    @property
-    def results_(self) -> Any:
-        """statsmodels' ETS results for the current window, with the fitted parameters."""
-        if self._results_ is None and self._window_ is not None:
-            self._results_ = ets_model(self._window_, self.max_window, self._config()).smooth(
-                self._params_
-            )
-        return self._results_
-
     def _take(self, fit: EtsFit, y: FloatArray) -> FloatArray:
         """Keep a fit's parameters and filter ``y`` with them; its one-step errors."""
-        self._params_, self._named_params_ = fit.params, fit.named_params
+        self.params_, self._named_params_ = fit.params, fit.named_params
         # New parameters: smoothed from their initial states, not from the last pass's end.
         self._window_ = None
         return self._update(y)
@@ -195,7 +209,7 @@ class StateSpaceSmoothing(ForecastModel):
             # residuals_ still holds the last pass's errors: the base class stores
             # what this returns.
             errors = np.concatenate([self.residuals_[previous.size - shared :], new])
-        self._results_, self._window_ = None, window
+        self._window_ = window
         return errors
 
     def _rolling_means_at_once(
@@ -218,25 +232,16 @@ class StateSpaceSmoothing(ForecastModel):
         return np.asarray(level + slope * growth, dtype=np.float64)
 
     def _predict_interval(self, h: int, level: float) -> tuple[FloatArray, FloatArray, FloatArray]:
-        start = self.results_.nobs
-        frame = self.results_.get_prediction(start=start, end=start + h - 1).summary_frame(
-            alpha=1.0 - level
-        )
-        # statsmodels smooths the window from the fitted initial states, where an
-        # update that moved on carried the state from further back. Its interval
-        # is the mean squared one-step error times a variance factor of the
-        # parameters and h alone: kept about this model's mean, with this
-        # model's errors over the window.
+        # statsmodels' analytic interval (its mean squared one-step error times
+        # the relative variance), with the one-step errors of this model's own
+        # pass over the window: an update that moved on carried its state from
+        # further back than a smoothing of the window alone would.
         mean = self._predict_mean(h)
-        centre = frame["mean"].to_numpy(dtype=np.float64)
-        smoothed = float(self.results_.mse)
-        ratio = float(np.mean(self.residuals_**2)) / smoothed if smoothed > 0.0 else 1.0
-        scale = np.sqrt(ratio)
-        return (
-            mean,
-            mean - scale * (centre - frame["pi_lower"].to_numpy(dtype=np.float64)),
-            mean + scale * (frame["pi_upper"].to_numpy(dtype=np.float64) - centre),
+        variance = float(np.mean(self.residuals_**2)) * relative_forecast_variance(
+            self._config(), self._named_params_, h
         )
+        half_width = float(norm.ppf(0.5 + level / 2.0)) * np.sqrt(variance)
+        return mean, mean - half_width, mean + half_width
 
 
 class Holt(StateSpaceSmoothing):
@@ -293,5 +298,5 @@ class Ets(StateSpaceSmoothing):
     def clone_with_fitted_structure(self) -> ForecastModel:
         if self.is_degraded:
             return self.clone()
-        params = tuple(float(value) for value in self._params_)
+        params = tuple(float(value) for value in self.params_)
         return Ets(config=self.config_, max_window=self.max_window, start_params=params)
