@@ -32,6 +32,13 @@ the HPA's overload it saved 8.5 / 9.7 / 13.0 % on NASA against 8.6 / 9.3 /
 12.8 % (start-up 1, 2, 5 min) and 4.2 % on Alibaba against 4.6 %; choosing
 only how to round each step's need was worse (NASA out of the box, 1 min:
 7.6 % against 8.5 %). Within noise, so the threshold stays one number.
+
+An overload whose load lay above what even the highest threshold would have
+provisioned for its step, in whole replicas, at the decision that sized it
+is counted apart ("beyond the ceiling"): no budget buys it off, only standing
+headroom or a forecast that sees it coming. Each decision leaves the
+ceiling it saw for the step its new pods serve first (:class:`Ceiling`), and
+the sample of that step is judged against it once counted.
 """
 
 from __future__ import annotations
@@ -62,11 +69,22 @@ _NORMAL = NormalDist()
 
 @dataclass(frozen=True)
 class HourCount:
-    """Samples counted, and how many of them overloaded, in the hour from ``start``."""
+    """Samples counted in the hour from ``start``, how many overloaded, how many beyond the
+    ceiling."""
 
     start: float
     samples: int
     overloaded: int
+    beyond_ceiling: int = 0
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The load the highest threshold provisions for the step sampled at ``time``, as a
+    decision one lead time earlier saw it."""
+
+    time: float
+    load: float
 
 
 @dataclass(frozen=True)
@@ -80,6 +98,8 @@ class OverloadTracker:
     threshold: float | None = None
     counted_until: float | None = None
     hours: tuple[HourCount, ...] = ()
+    # Ceilings of steps not yet counted, oldest first (a lead time's worth).
+    ceilings: tuple[Ceiling, ...] = ()
 
     def current(self, budget: float) -> float:
         """The threshold to provision at, in forecast spreads above the mean."""
@@ -87,31 +107,84 @@ class OverloadTracker:
             return self.threshold
         return min(max(_NORMAL.inv_cdf(1.0 - budget), LOWEST), HIGHEST)
 
-    def count(self, budget: float, sample_time: float, overloaded: bool) -> OverloadTracker:
-        """Count the sample taken at ``sample_time`` once, and steer the threshold by it."""
-        if self.counted_until is not None and sample_time <= self.counted_until:
+    def is_new(self, sample_time: float) -> bool:
+        """Whether the sample taken at ``sample_time`` is yet to be counted."""
+        return self.counted_until is None or sample_time > self.counted_until
+
+    def ceiling_at(self, sample_time: float, tolerance: float) -> float | None:
+        """The ceiling a decision left for the step sampled at ``sample_time`` (within
+        ``tolerance`` seconds), None when no decision sized it."""
+        matching = [c.load for c in self.ceilings if abs(c.time - sample_time) <= tolerance]
+        return matching[-1] if matching else None
+
+    def expecting(self, ceiling: Ceiling) -> OverloadTracker:
+        """Remember the ceiling a decision saw for a step to come (the newest per step)."""
+        if not self.is_new(ceiling.time):
+            return self
+        kept = tuple(c for c in self.ceilings if c.time != ceiling.time)
+        return replace(self, ceilings=(*kept, ceiling))
+
+    def count(
+        self, budget: float, sample_time: float, overloaded: bool, beyond_ceiling: bool = False
+    ) -> OverloadTracker:
+        """Count the sample taken at ``sample_time`` once, and steer the threshold by it.
+
+        ``beyond_ceiling``: it overloaded beyond what the highest threshold provisioned.
+        """
+        if not self.is_new(sample_time):
             return self
         moved = self.current(budget) + RATE * (float(overloaded) - budget)
+        beyond = int(overloaded and beyond_ceiling)
         bucket = sample_time - sample_time % BUCKET_SECONDS
         kept = [h for h in self.hours if h.start > sample_time - WINDOW_SECONDS]
         if kept and kept[-1].start == bucket:
             last = kept.pop()
             kept.append(
-                replace(last, samples=last.samples + 1, overloaded=last.overloaded + overloaded)
+                replace(
+                    last,
+                    samples=last.samples + 1,
+                    overloaded=last.overloaded + overloaded,
+                    beyond_ceiling=last.beyond_ceiling + beyond,
+                )
             )
         else:
-            kept.append(HourCount(bucket, 1, int(overloaded)))
-        return OverloadTracker(min(max(moved, LOWEST), HIGHEST), sample_time, tuple(kept))
+            kept.append(HourCount(bucket, 1, int(overloaded), beyond))
+        return OverloadTracker(
+            min(max(moved, LOWEST), HIGHEST),
+            sample_time,
+            tuple(kept),
+            tuple(c for c in self.ceilings if c.time > sample_time),
+        )
+
+    def beyond_ceiling_since(self, earlier: OverloadTracker) -> int:
+        """Samples beyond the ceiling counted since ``earlier``, this tracker some samples
+        ago, when they all fell in its last hour (as one decision's one sample does)."""
+        if not self.hours:
+            return 0
+        last = self.hours[-1]
+        before = earlier.hours[-1] if earlier.hours else None
+        if before is not None and before.start == last.start:
+            return last.beyond_ceiling - before.beyond_ceiling
+        return last.beyond_ceiling
 
     @property
     def samples(self) -> int:
         return sum(h.samples for h in self.hours)
 
     @property
+    def beyond_ceiling(self) -> int:
+        """Overloaded samples within the window that were beyond the ceiling."""
+        return sum(h.beyond_ceiling for h in self.hours)
+
+    @property
+    def overloaded(self) -> int:
+        return sum(h.overloaded for h in self.hours)
+
+    @property
     def realised(self) -> float | None:
         """The share of counted samples overloaded within the window; None before any."""
         samples = self.samples
-        return None if samples == 0 else sum(h.overloaded for h in self.hours) / samples
+        return None if samples == 0 else self.overloaded / samples
 
     def quantile(self, budget: float) -> float:
         """The forecast quantile the threshold stands for, were the errors normal."""

@@ -14,7 +14,7 @@ import numpy as np
 
 from predictive_scaler.forecasting import Forecast, ModelPendingError
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.scaling.budget import OverloadTracker, provisioned
+from predictive_scaler.scaling.budget import HIGHEST, Ceiling, OverloadTracker, provisioned
 from predictive_scaler.scaling.spec import ROUNDING, ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
 from predictive_scaler.units import counted, format_duration
@@ -183,6 +183,8 @@ def decide(
         bound, proposal = sizing.load, max(sizing.replicas, floor)
         reasons.append(sizing.reason)
         reasons.extend(f"forecast note: {note}" for note in forecast.notes)
+        if spec.budgeted:
+            state = replace(state, overload=_expect_ceiling(history, forecast, state.overload))
     if floor > current_replicas and floor == proposal:
         reasons.append(f"reactive floor: the current load {history.latest:.4g} needs {floor}")
 
@@ -218,10 +220,31 @@ def decide(
 def _count_overload(
     spec: ScalingSpec, history: LoadHistory, ready: int, tracker: OverloadTracker
 ) -> OverloadTracker:
-    """Count the newest sample against what the ready pods could serve, once."""
-    served = ready * spec.per_replica
-    overloaded = history.latest - served > ROUNDING * spec.per_replica
-    return tracker.count(spec.overload_budget, history.newest_time, overloaded)
+    """Count the newest sample against what the ready pods could serve, once, and against
+    what the highest threshold would have provisioned for it."""
+    sample_time = history.newest_time
+    if not tracker.is_new(sample_time):
+        return tracker
+    overloaded = _exceeds(spec, history.latest, ready)
+    ceiling = tracker.ceiling_at(sample_time, tolerance=history.step_seconds / 2.0)
+    beyond = ceiling is not None and _exceeds(
+        spec, history.latest, max(spec.min_replicas, spec.replicas_for(ceiling))
+    )
+    return tracker.count(spec.overload_budget, sample_time, overloaded, beyond)
+
+
+def _expect_ceiling(
+    history: LoadHistory, forecast: Forecast, tracker: OverloadTracker
+) -> OverloadTracker:
+    """Leave the highest threshold's provisioning for the step new pods serve first (the
+    forecast's last, which sizes a scale-up), to judge that step's sample by."""
+    ready_at = history.end_time + forecast.horizon * history.step_seconds
+    return tracker.expecting(Ceiling(ready_at, float(provisioned(forecast, HIGHEST)[-1])))
+
+
+def _exceeds(spec: ScalingSpec, load: float, replicas: int) -> bool:
+    """Whether ``load`` is more than ``replicas`` serve, past the sizing's rounding sliver."""
+    return load - replicas * spec.per_replica > ROUNDING * spec.per_replica
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,10 @@ from predictive_scaler.simulation.matched import Matched, compare
 from predictive_scaler.simulation.policies import OraclePolicy, PredictivePolicy
 from predictive_scaler.simulation.replay import (
     ReplayConfig,
-    ReplayPolicy,
     ReplayResult,
     default_capacity,
     replay,
 )
-from predictive_scaler.simulation.surprises import beyond_ceiling
 
 DEFAULT_TARGET = 0.7
 # The predictive scaler's headroom: the share of a replica's capacity its
@@ -106,7 +104,7 @@ class BacktestResult:
     # The budget the predictive policy kept, resolved (MATCH_HPA becomes a share).
     budget: float | None = None
     # With a budget: the predictive policy's overloaded steps beyond the threshold's
-    # ceiling, load no budget could have bought off (simulation/surprises.py).
+    # ceiling, load no budget could have bought off (scaling/budget.py, counted by decide).
     beyond_ceiling: int | None = None
 
     @property
@@ -187,7 +185,7 @@ def run_backtest(
 
     target = settings.target
 
-    def predictive(utilisation: float, budget: float | None = None) -> ReplayPolicy:
+    def predictive(utilisation: float, budget: float | None = None) -> PredictivePolicy:
         return PredictivePolicy(
             config,
             utilisation,
@@ -210,18 +208,16 @@ def run_backtest(
     baseline_sweep = tuple(
         replay(load, HpaPolicy(config, u), config) for u in settings.baseline_sweep
     )
+    chosen = predictive(target, budget)
     policies = {
-        "predictive": replay(load, predictive(target, budget), config),
+        "predictive": replay(load, chosen, config),
         "hpa": hpa,
         "oracle": replay(load, OraclePolicy(load, config, target), config),
         "oracle_at_full_utilisation": replay(load, OraclePolicy(load, config, 1.0), config),
     }
     matched = compare([r.outcome for r in predictive_sweep], hpa.outcome)
-    surprises = (
-        None
-        if budget is None
-        else beyond_ceiling(load, table, policies["predictive"].ready, config)
-    )
+    beyond = None if budget is None else chosen.beyond_ceiling
+
     return BacktestResult(
         config,
         settings,
@@ -231,5 +227,5 @@ def run_backtest(
         matched,
         table,
         budget,
-        surprises,
+        beyond,
     )

@@ -33,6 +33,9 @@ class PredictivePolicy:
     overload budget (``utilisation`` then sets only the initial fleet, as for
     the other policies); without, from the target ``capacity * utilisation``
     at the interval's upper bound. ``behavior`` None is the predictive default.
+    ``beyond_ceiling`` counts the overloaded steps from ``config.start`` on that
+    the highest threshold would not have served either (:mod:`..scaling.budget`),
+    as ``decide`` judges each sample at the next step (so not the last step's).
     """
 
     name = "predictive"
@@ -67,6 +70,7 @@ class PredictivePolicy:
             **sizing,
         )
         self.state = ScalingState()
+        self.beyond_ceiling = 0
 
     def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
         step = self.config.step_seconds
@@ -81,6 +85,8 @@ class PredictivePolicy:
             forecaster=self.forecaster,
             ready_replicas=ready_before,
         )
+        if t - 1 >= self.config.start:
+            self.beyond_ceiling += decision.state.overload.beyond_ceiling_since(self.state.overload)
         self.state = decision.state.after_scale(
             self.spec.effective_behavior, now, replicas, decision.desired_replicas
         )
