@@ -435,9 +435,9 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "coming: an overloaded step counts as beyond the threshold's ceiling when its load "
         "exceeded even what the budget's highest threshold "
         f"({HIGHEST:g} forecast spreads above the forecast, `scaling/budget.py`) would have "
-        "provisioned, in whole replicas, at the decision that sized it "
-        "(`simulation/surprises.py`). No budget buys those off; only standing headroom, "
-        "the HPA's, serves them.",
+        "provisioned, in whole replicas, at the decision that sized it (as `scaling.decide` "
+        "counts them, in the operator's status too). No budget buys those off; only standing "
+        "headroom, the HPA's, serves them.",
         "",
         "### Out of the box: `overloadBudget` at the HPA's realised overload share",
         "",

@@ -170,12 +170,17 @@ def test_an_overload_budget_counts_overloads_against_ready_pods_and_raises_the_q
     # It starts at the 95 % quantile and every overload raises it.
     assert overload["quantile"] > 0.95
     assert overload["summary"] == "100% of 5%"
+    # Every sample overloads, but because of maxReplicas: the highest quantile
+    # would have provisioned the 3.5 cores, so none is beyond its ceiling.
+    assert overload["overloaded"] == overload["samples"]
+    assert overload["beyondCeiling"] == 0
     row = kubectl(local_cluster, "get", "psc", "capped", "-n", namespace).splitlines()[1]
     assert "100% of 5%" in row
     labels = f'namespace="{namespace}",name="capped"'
     expected: dict[str, Callable[[float], bool]] = {
         "predictive_scaler_overload_budget_ratio": lambda v: v == 0.05,
         "predictive_scaler_overload_realised_ratio": lambda v: v == 1.0,
+        "predictive_scaler_overload_beyond_ceiling_ratio": lambda v: v == 0.0,
         "predictive_scaler_forecast_quantile": lambda v: 0.95 < v < 1.0,
     }
     for metric, check in expected.items():

@@ -73,6 +73,12 @@ OVERLOAD_REALISED = Gauge(
     "Share of the last day's load samples that exceeded what ready pods served",
     OBJECT,
 )
+OVERLOAD_BEYOND_CEILING = Gauge(
+    "predictive_scaler_overload_beyond_ceiling_ratio",
+    "Share of the last day's load samples overloaded beyond what the highest forecast "
+    "quantile would have provisioned: overload no budget buys off",
+    OBJECT,
+)
 FORECAST_QUANTILE = Gauge(
     "predictive_scaler_forecast_quantile",
     "Forecast quantile the replicas are sized for, steered to keep the overload budget",
@@ -178,6 +184,7 @@ _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     TARGET_PER_REPLICA: ((),),
     OVERLOAD_BUDGET: ((),),
     OVERLOAD_REALISED: ((),),
+    OVERLOAD_BEYOND_CEILING: ((),),
     FORECAST_QUANTILE: ((),),
     FORECAST: (("mean",), ("lower",), ("upper",)),
     REPLICAS: (("current",), ("ready",), ("desired",), ("shadow_hpa",)),

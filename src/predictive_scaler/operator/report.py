@@ -128,6 +128,8 @@ def overload_status(budget: float, tracker: OverloadTracker) -> dict[str, Any]:
     window = tracker.counted_until - tracker.hours[0].start if tracker.counted_until else 0.0
     report["realised"] = percent(realised)
     report["window"] = format_duration(max(window, 1.0))
+    report["overloaded"] = tracker.overloaded
+    report["beyondCeiling"] = tracker.beyond_ceiling
     report["summary"] = f"{percent(realised)} of {percent(budget)}"
     if tracker.at_limit is not None:
         report["limit"] = (
@@ -166,6 +168,9 @@ def publish(
         metrics.FORECAST_QUANTILE.labels(*labels).set(tracker.quantile(budget))
         if tracker.realised is not None:
             metrics.OVERLOAD_REALISED.labels(*labels).set(tracker.realised)
+            metrics.OVERLOAD_BEYOND_CEILING.labels(*labels).set(
+                tracker.beyond_ceiling / tracker.samples
+            )
     metrics.REPLICAS.labels(*labels, "current").set(decision.current_replicas)
     metrics.REPLICAS.labels(*labels, "ready").set(seen.ready_replicas)
     metrics.REPLICAS.labels(*labels, "desired").set(decision.desired_replicas)
