@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -190,3 +191,51 @@ def test_an_overload_budget_counts_overloads_against_ready_pods_and_raises_the_q
             return any(check(s.value) for s in instant_query(local_cluster.prometheus_url, query))
 
         wait_for(exported, timeout=30, what=f"{metric} in Prometheus")
+
+
+def test_a_load_step_no_forecast_saw_counts_beyond_the_ceiling(
+    operator: OperatorProcess,
+    core_v1: client.CoreV1Api,
+    apps_v1: client.AppsV1Api,
+    custom_objects: client.CustomObjectsApi,
+    namespace: str,
+) -> None:
+    # Half a core until the forecast has settled on it, then six: the decisions
+    # that sized the first steps after the jump provisioned for half a core
+    # plus five spreads, one or two replicas, so those steps' overloads were
+    # beyond what any budget would have bought.
+    create_deployment(apps_v1, namespace, "stepped", 1, cpu_request=str(CAPACITY))
+    body = scaler(
+        "stepped", "stepped", metric={"resource": "cpu", "capacityPerReplica": str(CAPACITY)}
+    )
+    body["spec"]["scaling"]["overloadBudget"] = "5%"
+    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    jumped = threading.Event()
+    driver = LoadDriver(
+        core_v1, apps_v1, namespace, "stepped", lambda seconds: 6.0 if jumped.is_set() else 0.5
+    )
+    driver.start()
+    try:
+
+        def settled() -> bool:
+            status = read_status(custom_objects, namespace, "stepped")
+            # A history window of samples counted since the first forecast.
+            return bool(
+                status.get("forecast", {}).get("model")
+                and status.get("overload", {}).get("samples", 0) >= 20
+            )
+
+        wait_for(settled, timeout=WARMUP + 120, what="a forecast on 40 s of steady load")
+        before = read_status(custom_objects, namespace, "stepped")["overload"]
+        jumped.set()
+
+        def counted_beyond() -> bool:
+            overload = read_status(custom_objects, namespace, "stepped")["overload"]
+            return int(overload.get("beyondCeiling", 0)) > int(before.get("beyondCeiling", 0))
+
+        # The sync period and the lead time are seconds; the rate() window a few more.
+        wait_for(counted_beyond, timeout=60, what="an overload beyond the ceiling counted")
+    finally:
+        driver.stop()
+    overload = read_status(custom_objects, namespace, "stepped")["overload"]
+    assert 0 < overload["beyondCeiling"] <= overload["overloaded"] <= overload["samples"]
