@@ -131,7 +131,15 @@ def overload_status(budget: float, tracker: OverloadTracker) -> dict[str, Any]:
     report["overloaded"] = tracker.overloaded
     report["beyondCeiling"] = tracker.beyond_ceiling
     report["summary"] = f"{percent(realised)} of {percent(budget)}"
-    if tracker.at_limit is not None:
+    beyond = tracker.beyond_ceiling / tracker.samples
+    if beyond > budget:
+        # Pinned at its highest or on its way there: say why no quantile helps.
+        report["limit"] = (
+            f"{percent(beyond)} of the samples overloaded beyond what the highest quantile "
+            f"provisions, more than the {percent(budget)} budget: no quantile keeps it; more "
+            "minReplicas or a shorter pod start-up would"
+        )
+    elif tracker.at_limit is not None:
         report["limit"] = (
             "the quantile is at its highest: overloads come faster than more headroom prevents"
             if tracker.at_limit == "highest"
