@@ -136,6 +136,27 @@ def assert_scaled_before_overload_in_prometheus(
     assert _first_above(current, 2) < _first_above(load, 2 * CAPACITY)
 
 
+def create_budgeted(
+    apps_v1: client.AppsV1Api,
+    custom_objects: client.CustomObjectsApi,
+    namespace: str,
+    name: str,
+    replicas: int,
+    *,
+    max_replicas: int,
+) -> None:
+    """A Deployment of ``replicas`` one-core pods, scaled within a 5 % overload budget."""
+    create_deployment(apps_v1, namespace, name, replicas, cpu_request=str(CAPACITY))
+    body = scaler(
+        name,
+        name,
+        metric={"resource": "cpu", "capacityPerReplica": str(CAPACITY)},
+        max_replicas=max_replicas,
+    )
+    body["spec"]["scaling"]["overloadBudget"] = "5%"
+    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+
+
 def test_an_overload_budget_counts_overloads_against_ready_pods_and_raises_the_quantile(
     operator: OperatorProcess,
     local_cluster: local.LocalCluster,
@@ -146,15 +167,7 @@ def test_an_overload_budget_counts_overloads_against_ready_pods_and_raises_the_q
 ) -> None:
     # Two replicas of one core each under 3.5 cores of load, and maxReplicas 2:
     # every sample is an overload the scaler cannot prevent.
-    create_deployment(apps_v1, namespace, "capped", 2, cpu_request=str(CAPACITY))
-    body = scaler(
-        "capped",
-        "capped",
-        metric={"resource": "cpu", "capacityPerReplica": str(CAPACITY)},
-        max_replicas=2,
-    )
-    body["spec"]["scaling"]["overloadBudget"] = "5%"
-    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    create_budgeted(apps_v1, custom_objects, namespace, "capped", 2, max_replicas=2)
     driver = LoadDriver(core_v1, apps_v1, namespace, "capped", lambda seconds: 3.5)
     driver.start()
     try:
@@ -204,12 +217,7 @@ def test_a_load_step_no_forecast_saw_counts_beyond_the_ceiling(
     # that sized the first steps after the jump provisioned for half a core
     # plus five spreads, one or two replicas, so those steps' overloads were
     # beyond what any budget would have bought.
-    create_deployment(apps_v1, namespace, "stepped", 1, cpu_request=str(CAPACITY))
-    body = scaler(
-        "stepped", "stepped", metric={"resource": "cpu", "capacityPerReplica": str(CAPACITY)}
-    )
-    body["spec"]["scaling"]["overloadBudget"] = "5%"
-    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+    create_budgeted(apps_v1, custom_objects, namespace, "stepped", 1, max_replicas=10)
     jumped = threading.Event()
     driver = LoadDriver(
         core_v1, apps_v1, namespace, "stepped", lambda seconds: 6.0 if jumped.is_set() else 0.5
