@@ -217,7 +217,6 @@ def run_backtest(
     }
     matched = compare([r.outcome for r in predictive_sweep], hpa.outcome)
     beyond = None if budget is None else chosen.beyond_ceiling
-
     return BacktestResult(
         config,
         settings,
