@@ -131,7 +131,7 @@ def overload_status(budget: float, tracker: OverloadTracker) -> dict[str, Any]:
     report["overloaded"] = tracker.overloaded
     report["beyondCeiling"] = tracker.beyond_ceiling
     report["summary"] = f"{percent(realised)} of {percent(budget)}"
-    beyond = tracker.beyond_ceiling / tracker.samples
+    beyond = tracker.beyond_ceiling_share or 0.0  # samples were counted: not None
     if beyond > budget:
         # Pinned at its highest or on its way there: say why no quantile helps.
         report["limit"] = (
@@ -176,9 +176,8 @@ def publish(
         metrics.FORECAST_QUANTILE.labels(*labels).set(tracker.quantile(budget))
         if tracker.realised is not None:
             metrics.OVERLOAD_REALISED.labels(*labels).set(tracker.realised)
-            metrics.OVERLOAD_BEYOND_CEILING.labels(*labels).set(
-                tracker.beyond_ceiling / tracker.samples
-            )
+        if (beyond := tracker.beyond_ceiling_share) is not None:
+            metrics.OVERLOAD_BEYOND_CEILING.labels(*labels).set(beyond)
     metrics.REPLICAS.labels(*labels, "current").set(decision.current_replicas)
     metrics.REPLICAS.labels(*labels, "ready").set(seen.ready_replicas)
     metrics.REPLICAS.labels(*labels, "desired").set(decision.desired_replicas)

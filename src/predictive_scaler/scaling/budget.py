@@ -156,17 +156,6 @@ class OverloadTracker:
             tuple(c for c in self.ceilings if c.time > sample_time),
         )
 
-    def beyond_ceiling_since(self, earlier: OverloadTracker) -> int:
-        """Samples beyond the ceiling counted since ``earlier``, this tracker some samples
-        ago, when they all fell in its last hour (as one decision's one sample does)."""
-        if not self.hours:
-            return 0
-        last = self.hours[-1]
-        before = earlier.hours[-1] if earlier.hours else None
-        if before is not None and before.start == last.start:
-            return last.beyond_ceiling - before.beyond_ceiling
-        return last.beyond_ceiling
-
     @property
     def samples(self) -> int:
         return sum(h.samples for h in self.hours)
@@ -185,6 +174,12 @@ class OverloadTracker:
         """The share of counted samples overloaded within the window; None before any."""
         samples = self.samples
         return None if samples == 0 else self.overloaded / samples
+
+    @property
+    def beyond_ceiling_share(self) -> float | None:
+        """The share of counted samples overloaded beyond the ceiling; None before any."""
+        samples = self.samples
+        return None if samples == 0 else self.beyond_ceiling / samples
 
     def quantile(self, budget: float) -> float:
         """The forecast quantile the threshold stands for, were the errors normal."""

@@ -90,6 +90,8 @@ class Decision:
     StaleMetrics, SelectingModel, ForecastFailed, ScalingDisabled); ``limit`` names what
     bounded the forecast's count (HPA's reason codes: ScaleUpLimit,
     TooManyReplicas, ScaleDownStabilized, ...), None when nothing did.
+    ``beyond_ceiling``: the sample this decision counted against an overload
+    budget overloaded beyond what the highest threshold provisioned for it.
     """
 
     desired_replicas: int
@@ -100,6 +102,7 @@ class Decision:
     load_bound: float | None = None
     held: str | None = None
     limit: str | None = None
+    beyond_ceiling: bool = False
 
     @property
     def message(self) -> str:
@@ -160,9 +163,8 @@ def decide(
         )
 
     reasons: list[str] = []
-    if spec.budgeted:
-        ready = current_replicas if ready_replicas is None else ready_replicas
-        state = replace(state, overload=_count_overload(spec, history, ready, state.overload))
+    ready = current_replicas if ready_replicas is None else ready_replicas
+    state, beyond = _count_overload(spec, history, ready, state)
     floor = spec.replicas_for(history.latest)
     horizon = spec.horizon_steps(history.step_seconds)
     forecast: Forecast | None = None
@@ -214,23 +216,28 @@ def decide(
         bound,
         held,
         limit,
+        beyond,
     )
 
 
 def _count_overload(
-    spec: ScalingSpec, history: LoadHistory, ready: int, tracker: OverloadTracker
-) -> OverloadTracker:
-    """Count the newest sample against what the ready pods could serve, once, and against
-    what the highest threshold would have provisioned for it."""
-    sample_time = history.newest_time
+    spec: ScalingSpec, history: LoadHistory, ready: int, state: ScalingState
+) -> tuple[ScalingState, bool]:
+    """With a budget, count the newest sample against what the ready pods could serve,
+    once, and against what the highest threshold would have provisioned for it; the
+    state, and whether the sample overloaded beyond that."""
+    if not spec.budgeted:
+        return state, False
+    tracker, sample_time = state.overload, history.newest_time
     if not tracker.is_new(sample_time):
-        return tracker
+        return state, False
     overloaded = _exceeds(spec, history.latest, ready)
     ceiling = tracker.ceiling_at(sample_time, tolerance=history.step_seconds / 2.0)
     beyond = ceiling is not None and _exceeds(
         spec, history.latest, max(spec.min_replicas, spec.replicas_for(ceiling))
     )
-    return tracker.count(spec.overload_budget, sample_time, overloaded, beyond)
+    counted = tracker.count(spec.overload_budget, sample_time, overloaded, beyond)
+    return replace(state, overload=counted), overloaded and beyond
 
 
 def _expect_ceiling(

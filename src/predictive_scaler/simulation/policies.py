@@ -85,8 +85,9 @@ class PredictivePolicy:
             forecaster=self.forecaster,
             ready_replicas=ready_before,
         )
+        # The decision at t counts the sample of step t - 1.
         if t - 1 >= self.config.start:
-            self.beyond_ceiling += decision.state.overload.beyond_ceiling_since(self.state.overload)
+            self.beyond_ceiling += decision.beyond_ceiling
         self.state = decision.state.after_scale(
             self.spec.effective_behavior, now, replicas, decision.desired_replicas
         )

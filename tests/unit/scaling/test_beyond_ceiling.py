@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from predictive_scaler.forecasting import Forecast
-from predictive_scaler.scaling import LoadHistory, ScalingSpec, ScalingState, decide
+from predictive_scaler.scaling import Decision, LoadHistory, ScalingSpec, ScalingState, decide
 from predictive_scaler.scaling.budget import HIGHEST, HourCount, OverloadTracker
 from predictive_scaler.simulation import ReplayConfig
 from predictive_scaler.simulation.policies import PredictivePolicy
@@ -33,7 +33,7 @@ SPEC = ScalingSpec(
 )
 
 
-def decided(state: ScalingState, newest: float, end_time: float, ready: int) -> ScalingState:
+def decided(state: ScalingState, newest: float, end_time: float, ready: int) -> Decision:
     history = LoadHistory(np.array([MEAN, newest]), STEP, end_time)
     return decide(
         SPEC,
@@ -43,11 +43,11 @@ def decided(state: ScalingState, newest: float, end_time: float, ready: int) -> 
         now=end_time + STEP,
         forecaster=constant_forecast,
         ready_replicas=ready,
-    ).state
+    )
 
 
 def test_a_decision_leaves_the_ceiling_of_the_step_its_new_pods_serve_first() -> None:
-    state = decided(ScalingState(), MEAN, 540.0, 10)
+    state = decided(ScalingState(), MEAN, 540.0, 10).state
     horizon = SPEC.horizon_steps(STEP)
     (ceiling,) = state.overload.ceilings
     assert ceiling.time == 540.0 + horizon * STEP
@@ -60,17 +60,19 @@ def test_an_overload_counts_beyond_the_ceiling_only_above_what_it_would_have_ser
 ) -> None:
     state = ScalingState()
     for end_time in np.arange(6) * STEP:
-        state = decided(state, MEAN, float(end_time), 12)
+        state = decided(state, MEAN, float(end_time), 12).state
     # The sample at 6 steps, sized (as every step here) for 15 replicas at the ceiling,
     # with 9 ready: overloaded either way.
     after = decided(state, load, 6 * STEP, 9)
-    assert after.overload.overloaded == 1
-    assert after.overload.beyond_ceiling == beyond
-    assert after.overload.beyond_ceiling_since(state.overload) == beyond
+    assert after.state.overload.overloaded == 1
+    assert after.state.overload.beyond_ceiling == beyond
+    assert after.beyond_ceiling is bool(beyond)
+    # Seen again (a sync faster than the step), the sample is not judged twice.
+    assert decided(after.state, load, 6 * STEP, 9).beyond_ceiling is False
 
 
 def test_an_overload_no_decision_sized_is_not_counted_beyond() -> None:
-    state = decided(ScalingState(), CEILING + 5.0, 540.0, 9)
+    state = decided(ScalingState(), CEILING + 5.0, 540.0, 9).state
     assert state.overload.overloaded == 1
     assert state.overload.beyond_ceiling == 0
 
@@ -79,8 +81,8 @@ def test_ceilings_are_kept_only_for_steps_not_yet_counted() -> None:
     state = ScalingState()
     for end_time in np.arange(100) * STEP:
         # Two decisions a step, as with a sync faster than the step: one ceiling each.
-        state = decided(state, MEAN, float(end_time), 12)
-        state = decided(state, MEAN, float(end_time), 12)
+        state = decided(state, MEAN, float(end_time), 12).state
+        state = decided(state, MEAN, float(end_time), 12).state
     times = [c.time for c in state.overload.ceilings]
     assert len(times) == SPEC.horizon_steps(STEP)
     assert all(t > state.overload.counted_until for t in times)  # type: ignore[operator]
