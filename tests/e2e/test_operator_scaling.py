@@ -227,7 +227,7 @@ def test_a_load_step_no_forecast_saw_counts_beyond_the_ceiling(
 
         def settled() -> bool:
             status = read_status(custom_objects, namespace, "stepped")
-            # A history window of samples counted since the first forecast.
+            # A forecast made, and 20 samples (40 s) of the steady load counted.
             return bool(
                 status.get("forecast", {}).get("model")
                 and status.get("overload", {}).get("samples", 0) >= 20
