@@ -17,6 +17,7 @@ import numpy as np
 from predictive_scaler.forecasting.auto import Auto, ModelSelection, select_model
 from predictive_scaler.forecasting.backtest import first_origin
 from predictive_scaler.forecasting.base import ForecastModel, model_numerics
+from predictive_scaler.forecasting.breaks import BreakWatch, run_length
 from predictive_scaler.forecasting.calibration import MIN_ERRORS, LiveErrors, conformal_offsets
 from predictive_scaler.forecasting.forecast import FloatArray, Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
@@ -251,6 +252,12 @@ class ScheduledSelection:
         # of a selection on the window minus the profile read on the same scale.
         self.plain_scale = 1.0
         self.live_errors = LiveErrors()
+        # The load left the one-step band and stayed out (see breaks.py): the
+        # selection is made again at once.
+        self.breaks = BreakWatch()
+        self.broken = False
+        # Why the selection was asked for ahead of its schedule, until take_break().
+        self._break: str | None = None
         self.budget_seconds = budget_seconds
         self.submit = submit
         self._submitted: RefreshRequest | None = None
@@ -325,6 +332,11 @@ class ScheduledSelection:
         failed, self._failed = self._failed, None
         return failed
 
+    def take_break(self) -> str | None:
+        """Why a selection was asked for ahead of schedule since the last call, if one was."""
+        broke, self._break = self._break, None
+        return broke
+
     def _take_delivery(self, now: float) -> None:
         arrived, self._arrived = self._arrived, None
         if arrived is None:
@@ -346,6 +358,8 @@ class ScheduledSelection:
             self._install(arrived)
 
     def _install(self, refreshed: Refreshed) -> None:
+        self.broken = False
+        self.breaks.reset()
         self.pathways = refreshed.pathways
         self.plain_scale, self.seasons = refreshed.plain_scale, refreshed.seasons
         self.fitted_at, self.unscored = refreshed.selected_at, refreshed.unscored
@@ -359,6 +373,7 @@ class ScheduledSelection:
             not self.pathways
             or self.fitted_at is None
             or now - self.fitted_at >= self.refresh_seconds
+            or self.broken
             or (self.selection is not None and self.selection.horizon < horizon)
         )
 
@@ -397,6 +412,15 @@ class ScheduledSelection:
         ):
             return self._last_call[1]
         self.live_errors.observe(series, last)
+        self.breaks.observe(series, last)
+        side = self.breaks.broken(level) if self.pathways and not self.broken else None
+        if side is not None:
+            self.broken = True
+            self._break = (
+                f"the load lay {side} the forecast's {level:.0%} band "
+                f"{run_length(level)} samples in a row: the model is selected again now, "
+                f"ahead of its {format_duration(self.refresh_seconds)} refresh"
+            )
         offsets = np.arange(-series.size + 1, horizon + 1, dtype=np.float64)
         step_times = np.asarray(recent.end_time + recent.step_seconds * offsets, dtype=np.float64)
         # The thread limit set once for the pathways' updates and their band,
@@ -418,14 +442,10 @@ class ScheduledSelection:
             low, high = conformal_offsets(self.live_errors.table(horizon), horizon, level)
             lower, upper = mean + low, mean + high
         self.live_errors.record(mean, last)
-        forecast = Forecast(
-            inner.model,
-            mean,
-            np.clip(np.minimum(lower, mean), 0.0, None),
-            np.clip(np.maximum(upper, mean), 0.0, None),
-            level,
-            inner.notes,
-        )
+        forecast_lower = np.clip(np.minimum(lower, mean), 0.0, None)
+        forecast_upper = np.clip(np.maximum(upper, mean), 0.0, None)
+        self.breaks.expect(last, float(forecast_lower[0]), float(forecast_upper[0]))
+        forecast = Forecast(inner.model, mean, forecast_lower, forecast_upper, level, inner.notes)
         self._last_call = (asked, forecast)
         return forecast
 
@@ -458,7 +478,7 @@ class ScheduledSelection:
             self._install(refresh_model(request))
             return
         if self._submitted is None:
-            may_wait = self.refresh_seconds if self.pathways else 0.0
+            may_wait = self.refresh_seconds if self.pathways and not self.broken else 0.0
             self.submit(request, self.deliver, may_wait)
             self._submitted = request
         self._update(series, step_times)

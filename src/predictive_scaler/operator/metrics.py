@@ -127,6 +127,10 @@ SELECTIONS_OVER_BUDGET = Counter(
     "predictive_scaler_selections_over_budget",
     "Selections stopped by their CPU budget, which kept the best model scored so far",
 )
+SELECTIONS_ON_BREAK = Counter(
+    "predictive_scaler_selections_on_break",
+    "Selections asked for ahead of their refresh because the load left the forecast's band",
+)
 LEADER = Gauge(
     "predictive_scaler_leader",
     "1 while this replica acts (holds the Lease, or runs without leader election), 0 on standby",

@@ -21,7 +21,7 @@ import numpy as np
 from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
 
-from predictive_scaler.forecasting import Refreshed
+from predictive_scaler.forecasting import ScheduledSelection
 from predictive_scaler.forecasting.seasons import TimedSeries
 from predictive_scaler.operator import comparison, failpoints, metrics
 from predictive_scaler.operator.conditions import (
@@ -248,9 +248,7 @@ class Evaluator:
             new_state, events = self._scale(
                 ref, spec, decision, now, selector=scale.selector, deadline=deadline, later=later
             )
-        events.extend(
-            _selection_notes(selection.take_installed(), selection.take_failure(), selection.chosen)
-        )
+        events.extend(_selection_notes(selection))
         seen = Observation(
             dry_run=spec.scaling.mode is Mode.DRY_RUN,
             decision=decision,
@@ -394,17 +392,22 @@ class Evaluator:
         return Evaluation(full, tuple(notes))
 
 
-def _selection_notes(
-    installed: Refreshed | None, failure: str | None, chosen: str | None
-) -> list[EventNote]:
-    """A Warning when the selection that came back failed, or was stopped by its CPU budget."""
+def _selection_notes(selection: ScheduledSelection) -> list[EventNote]:
+    """A Warning when the selection that came back failed, or was stopped by its CPU budget;
+    a Normal Event when the load left the forecast and a selection was asked for early."""
+    notes: list[EventNote] = []
+    broke = selection.take_break()
+    if broke is not None:
+        metrics.SELECTIONS_ON_BREAK.inc()
+        notes.append(EventNote("Normal", "LoadLeftForecast", broke))
+    installed, failure = selection.take_installed(), selection.take_failure()
     if failure is not None:
-        return [EventNote("Warning", "SelectionFailed", failure)]
+        return [*notes, EventNote("Warning", "SelectionFailed", failure)]
     if installed is None or not installed.over_budget:
-        return []
+        return notes
     message = (
         f"model selection stopped after {installed.cpu_seconds:.1f} s of CPU"
-        f" (PREDICTIVE_SCALER_SELECTION_BUDGET) and kept {chosen}, the best it had scored;"
-        f" not scored: {', '.join(installed.unscored)}"
+        f" (PREDICTIVE_SCALER_SELECTION_BUDGET) and kept {selection.chosen}, the best it had"
+        f" scored; not scored: {', '.join(installed.unscored)}"
     )
-    return [EventNote("Warning", "SelectionOverBudget", message)]
+    return [*notes, EventNote("Warning", "SelectionOverBudget", message)]

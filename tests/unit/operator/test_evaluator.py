@@ -75,9 +75,13 @@ class FakeWorkloads:
 
 @dataclass
 class FakeSource:
-    """A load of ``level`` at every step (or an error), and what it was asked."""
+    """A load of ``level`` at every step (or an error), and what it was asked.
+
+    With ``jump`` = (time, level), samples from that time on have that level.
+    """
 
     level: float = 1.0
+    jump: tuple[float, float] | None = None
     error: MetricsError | None = None
     refused: Refusal | None = None
     asked: list[LoadSeries] = field(default_factory=list)
@@ -93,7 +97,13 @@ class FakeSource:
         self.asked.append(series)
         if self.error is not None:
             raise self.error
-        return np.full(round((end - start) / step) + 1, self.level)
+        values = np.full(round((end - start) / step) + 1, self.level)
+        if self.jump is not None:
+            times = start + step * np.arange(values.size)
+            # A little noise, the same at the same time in every read, and the jump.
+            values += 0.05 * np.sin(times / step * 2.4)
+            values[times >= self.jump[0]] = self.jump[1]
+        return values
 
     def usage(self) -> Usage:
         return Usage({}, {})
@@ -314,3 +324,24 @@ def test_a_failed_reselection_is_in_the_status_while_the_model_in_use_forecasts(
     later = evaluator.evaluate(REF, body, {}, runtime, NOW + 210)
     assert "SelectionFailed" not in {e.reason for e in later.events}, "one Event per failure"
     assert workloads.scaled[-1] == 4
+
+
+def test_a_load_that_leaves_the_forecast_is_an_event_and_a_selection_at_once() -> None:
+    workloads, source = FakeWorkloads(), FakeSource(level=1.0, jump=(NOW + 150, 10.0))
+    evaluator = Evaluator(workloads, source, SETTINGS)
+    runtime = ObjectRuntime()
+    body = spec(forecast={"models": ["holt"], "history": "1h", "step": "1m", "refresh": "1h"})
+    for minute in range(3):
+        calm = evaluator.evaluate(REF, body, {}, runtime, NOW + 60 * minute)
+        assert "LoadLeftForecast" not in {e.reason for e in calm.events}
+    reasons, forecasts = [], []
+    for minute in range(3, 7):
+        evaluation = evaluator.evaluate(REF, body, {}, runtime, NOW + 60 * minute)
+        reasons.append([e for e in evaluation.events if e.reason == "LoadLeftForecast"])
+        forecasts.append(evaluation.status["forecast"]["value"])
+    # The samples at minutes 3, 4 and 5 are above the band: seen at minute 5.
+    assert [len(r) for r in reasons] == [0, 0, 1, 0]
+    assert reasons[2][0].type == "Normal"
+    assert reasons[2][0].message.startswith("the load lay above the forecast's 90% band")
+    assert forecasts[1] < 5.0, "the model in place trails the jump"
+    assert forecasts[2] > 9.0, "the model selected again follows it"
