@@ -19,6 +19,7 @@ from predictive_scaler.forecasting.backtest import first_origin
 from predictive_scaler.forecasting.base import ForecastModel, model_numerics
 from predictive_scaler.forecasting.breaks import BreakWatch, run_length
 from predictive_scaler.forecasting.calibration import MIN_ERRORS, LiveErrors, conformal_offsets
+from predictive_scaler.forecasting.cycles import find_cycle
 from predictive_scaler.forecasting.forecast import FloatArray, Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
 from predictive_scaler.forecasting.pathways import (
@@ -95,6 +96,8 @@ class Refreshed:
     # Candidates of either pathway the budget left unscored; the seasonal
     # pathway as a whole when the budget was spent before it.
     unscored: tuple[str, ...] = ()
+    # The recent window's short cycle used as its season (cycles.py), in seconds.
+    cycle_seconds: float | None = None
 
     @property
     def over_budget(self) -> bool:
@@ -111,6 +114,10 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
     """
     began = time.process_time()
     deadline = None if request.budget_seconds is None else began + request.budget_seconds
+    step = float(request.step_times[1] - request.step_times[0])
+    cycle = _window_cycle(request, step)
+    if cycle is not None:
+        request = dataclasses.replace(request, season_length=cycle)
     knowledge, profile = (
         season_knowledge(
             request.long,
@@ -147,7 +154,15 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
         selected_at=request.now,
         cpu_seconds=time.process_time() - began,
         unscored=tuple(unscored),
+        cycle_seconds=None if cycle is None else cycle * step,
     )
+
+
+def _window_cycle(request: RefreshRequest, step_seconds: float) -> int | None:
+    """A short cycle of the recent window (cycles.py), for ``auto`` with no season configured."""
+    if request.model != "auto" or request.season_length is not None:
+        return None
+    return find_cycle(request.series, step_seconds)
 
 
 def backtest_cut(request: RefreshRequest, long_step_seconds: float) -> float:
@@ -273,6 +288,8 @@ class ScheduledSelection:
         self.retry_at: float | None = None
         # What the installed selection left unscored for lack of budget.
         self.unscored: tuple[str, ...] = ()
+        # The recent window's cycle the installed selection used as its season.
+        self.cycle_seconds: float | None = None
         # The last forecast_series call: what it was asked, and what it answered.
         self._last_call: tuple[tuple[object, ...], Forecast] | None = None
 
@@ -363,6 +380,7 @@ class ScheduledSelection:
         self.pathways = refreshed.pathways
         self.plain_scale, self.seasons = refreshed.plain_scale, refreshed.seasons
         self.fitted_at, self.unscored = refreshed.selected_at, refreshed.unscored
+        self.cycle_seconds = refreshed.cycle_seconds
         self.failure, self._installed, self._last_call = None, refreshed, None
         self.failures_in_a_row, self.retry_at = 0, None
 

@@ -114,7 +114,7 @@ class SeasonalProfile:
         return total
 
 
-def _winsorised(values: FloatArray, mads: float = WINSOR_MADS) -> FloatArray:
+def winsorised(values: FloatArray, mads: float = WINSOR_MADS) -> FloatArray:
     finite = values[np.isfinite(values)]
     median = float(np.median(finite))
     spread = 1.4826 * float(np.median(np.abs(finite - median)))
@@ -160,6 +160,18 @@ def _grouped(levels: FloatArray, group: int) -> FloatArray:
     return medians
 
 
+def repeats_at(changes: FloatArray, period: int) -> tuple[bool, float]:
+    """Whether ``changes`` repeat at ``period`` steps (see the module doc), and the strength:
+    their correlation there minus its mean at a quarter, half and three quarters of it."""
+    peak = lag_correlation(changes, period)
+    off = [lag_correlation(changes, round(period * f)) for f in (0.25, 0.5, 0.75)]
+    strength = peak - float(np.nanmean(off)) if np.isfinite(off).any() else float("nan")
+    pairs = int((np.isfinite(changes[period:]) & np.isfinite(changes[:-period])).sum())
+    # Three standard errors of a correlation on this many independent pairs.
+    significant = max(MIN_PEAK, 3.0 / math.sqrt(max(pairs, 1)))
+    return bool(peak >= significant and strength >= significant), strength
+
+
 def find_seasons(
     history: TimedSeries, candidates: Sequence[float] = CANDIDATE_PERIODS
 ) -> tuple[SeasonFinding, ...]:
@@ -178,14 +190,8 @@ def find_seasons(
         cycles = span / period_seconds
         present, strength = False, float("nan")
         if np.isfinite(coarse).sum() >= 3 and period >= 4 and cycles >= MIN_CYCLES:
-            changes = _winsorised(np.diff(coarse), CHANGE_WINSOR_MADS)
-            peak = lag_correlation(changes, period)
-            off = [lag_correlation(changes, round(period * f)) for f in (0.25, 0.5, 0.75)]
-            strength = peak - float(np.nanmean(off)) if np.isfinite(off).any() else float("nan")
-            pairs = int((np.isfinite(changes[period:]) & np.isfinite(changes[:-period])).sum())
-            # Three standard errors of a correlation on this many independent pairs.
-            significant = max(MIN_PEAK, 3.0 / math.sqrt(max(pairs, 1)))
-            present = bool(peak >= significant and strength >= significant)
+            changes = winsorised(np.diff(coarse), CHANGE_WINSOR_MADS)
+            present, strength = repeats_at(changes, period)
         if present:
             fine_period = round(period_seconds / bin_seconds)
             phases = np.arange(levels.size) % fine_period
@@ -234,7 +240,7 @@ def learn_profile(history: TimedSeries, periods: Sequence[float]) -> SeasonalPro
     if not usable or np.isfinite(values).sum() < 3:
         return None
     step = history.step_seconds
-    clipped = _winsorised(values)
+    clipped = winsorised(values)
     remainder = clipped - _centred_mean(clipped, round(usable[0] / step))
     steps = np.arange(values.size)
     absolute = np.round(history.start_time / step).astype(np.int64) + steps

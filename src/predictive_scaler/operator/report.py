@@ -80,6 +80,8 @@ def decision_status(
         }
     if selection.unscored:
         report["unscored"] = list(selection.unscored)
+    if selection.cycle_seconds is not None:
+        report["cycle"] = format_duration(selection.cycle_seconds)
     if selection.failure is not None:
         report["selectionFailure"] = selection.failure
     if selection.seasons is not None:

@@ -77,11 +77,13 @@ class FakeWorkloads:
 class FakeSource:
     """A load of ``level`` at every step (or an error), and what it was asked.
 
-    With ``jump`` = (time, level), samples from that time on have that level.
+    With ``jump`` = (time, level), samples from that time on have that level;
+    with ``burst_every`` (seconds), the first third of each such round is 5 higher.
     """
 
     level: float = 1.0
     jump: tuple[float, float] | None = None
+    burst_every: float | None = None
     error: MetricsError | None = None
     refused: Refusal | None = None
     asked: list[LoadSeries] = field(default_factory=list)
@@ -98,8 +100,11 @@ class FakeSource:
         if self.error is not None:
             raise self.error
         values = np.full(round((end - start) / step) + 1, self.level)
+        times = start + step * np.arange(values.size)
+        if self.burst_every is not None:
+            values += np.where(times % self.burst_every < self.burst_every / 3, 5.0, 0.0)
+            values += 0.3 * np.sin(times / step * 2.4)  # and a little noise
         if self.jump is not None:
-            times = start + step * np.arange(values.size)
             # A little noise, the same at the same time in every read, and the jump.
             values += 0.05 * np.sin(times / step * 2.4)
             values[times >= self.jump[0]] = self.jump[1]
@@ -345,3 +350,13 @@ def test_a_load_that_leaves_the_forecast_is_an_event_and_a_selection_at_once() -
     assert reasons[2][0].message.startswith("the load lay above the forecast's 90% band")
     assert forecasts[1] < 5.0, "the model in place trails the jump"
     assert forecasts[2] > 9.0, "the model selected again follows it"
+
+
+def test_a_cycle_in_the_recent_window_is_in_the_status() -> None:
+    workloads, source = FakeWorkloads(), FakeSource(level=2.0, burst_every=300.0)
+    body = spec(forecast={"models": ["holt", "seasonal_naive"], "history": "3h", "step": "30s"})
+    status = evaluate(workloads, source, body).status["forecast"]
+    assert status["cycle"] == "5m"
+    # Without it, nothing is said.
+    calm = evaluate(FakeWorkloads(), FakeSource(level=2.0), body).status["forecast"]
+    assert "cycle" not in calm
