@@ -21,6 +21,7 @@ from predictive_scaler.forecasting.models.smoothing import (
     ets_model,
     fit_ets,
 )
+from predictive_scaler.forecasting.seasonal import Deseasonalized
 from predictive_scaler.forecasting.seasons import TimedSeries
 from tests.conftest import seasonal_load
 
@@ -302,3 +303,23 @@ def test_a_fitted_and_updated_arima_keeps_no_kalman_buffers_and_forecasts_as_bef
         forecast = model.predict(5, 0.9)
         np.testing.assert_allclose(forecast.mean, np.clip(expected["mean"], 0, None))
         np.testing.assert_allclose(forecast.upper, np.clip(expected["mean_ci_upper"], 0, None))
+
+
+def test_an_stl_update_that_moves_the_window_on_keeps_its_profile_turned() -> None:
+    """As the inner model keeps its parameters: the samples seen before are adjusted as
+    before, so the inner model filters only the new ones."""
+    y = seasonal_load(400, season=24)
+    model = make_model("holt+stl", season_length=24).fit(y[:360])
+    assert isinstance(model, Deseasonalized)
+    assert model.profile_ is not None
+    before, shift = model.profile_.copy(), model.shift_
+    inner_seen = model.model_.y_.copy()
+    model.update(y[5:365])  # five new samples, five dropped
+    assert model.profile_ is not None
+    np.testing.assert_allclose(model.profile_, np.roll(before, -5))
+    assert model.shift_ == shift
+    np.testing.assert_allclose(model.model_.y_[:-5], inner_seen[5:])
+    # A window that does not continue the last one has its profile learnt again.
+    model.update(y[40:400][::-1].copy())
+    assert model.profile_ is not None
+    assert not np.allclose(model.profile_, np.roll(before, -5))
