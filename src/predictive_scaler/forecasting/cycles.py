@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.forecasting.seasons import lag_correlation, repeats_at, winsorised
+from predictive_scaler.forecasting.seasons import repeats_at, winsorised
 
 # Periods schedulers and people keep, in seconds: 2, 5, 10, 15, 20, 30 min, 1-4 h.
 CLOCK_PERIODS = (120.0, 300.0, 600.0, 900.0, 1200.0, 1800.0, 3600.0, 7200.0, 10800.0, 14400.0)
@@ -61,8 +61,8 @@ def find_cycle(values: FloatArray, step_seconds: float) -> int | None:
             continue
         if values.size < MIN_CYCLES * whole:
             break
-        if repeats_at(changes, whole)[0]:
-            present.append((whole, lag_correlation(changes, whole)))
+        if (repetition := repeats_at(changes, whole)).present:
+            present.append((whole, repetition.peak))
     if not present:
         return None
     best = max(peak for _, peak in present)

@@ -160,16 +160,24 @@ def _grouped(levels: FloatArray, group: int) -> FloatArray:
     return medians
 
 
-def repeats_at(changes: FloatArray, period: int) -> tuple[bool, float]:
-    """Whether ``changes`` repeat at ``period`` steps (see the module doc), and the strength:
-    their correlation there minus its mean at a quarter, half and three quarters of it."""
+@dataclass(frozen=True)
+class Repetition:
+    """How the changes of a series repeat at one period (see the module doc)."""
+
+    present: bool
+    peak: float  # their correlation at the period
+    strength: float  # the peak minus its mean at a quarter, half and three quarters of it
+
+
+def repeats_at(changes: FloatArray, period: int) -> Repetition:
+    """Whether ``changes`` repeat at ``period`` steps, by how much, and how clearly."""
     peak = lag_correlation(changes, period)
     off = [lag_correlation(changes, round(period * f)) for f in (0.25, 0.5, 0.75)]
     strength = peak - float(np.nanmean(off)) if np.isfinite(off).any() else float("nan")
     pairs = int((np.isfinite(changes[period:]) & np.isfinite(changes[:-period])).sum())
     # Three standard errors of a correlation on this many independent pairs.
     significant = max(MIN_PEAK, 3.0 / math.sqrt(max(pairs, 1)))
-    return bool(peak >= significant and strength >= significant), strength
+    return Repetition(bool(peak >= significant and strength >= significant), peak, strength)
 
 
 def find_seasons(
@@ -191,7 +199,8 @@ def find_seasons(
         present, strength = False, float("nan")
         if np.isfinite(coarse).sum() >= 3 and period >= 4 and cycles >= MIN_CYCLES:
             changes = winsorised(np.diff(coarse), CHANGE_WINSOR_MADS)
-            present, strength = repeats_at(changes, period)
+            repetition = repeats_at(changes, period)
+            present, strength = repetition.present, repetition.strength
         if present:
             fine_period = round(period_seconds / bin_seconds)
             phases = np.arange(levels.size) % fine_period

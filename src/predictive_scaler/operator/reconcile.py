@@ -394,7 +394,8 @@ class Evaluator:
 
 def _selection_notes(selection: ScheduledSelection) -> list[EventNote]:
     """A Warning when the selection that came back failed, or was stopped by its CPU budget;
-    a Normal Event when the load left the forecast and a selection was asked for early."""
+    a Normal Event (and the counter) when the load left the forecast and a selection was
+    asked for early."""
     notes: list[EventNote] = []
     broke = selection.take_break()
     if broke is not None:

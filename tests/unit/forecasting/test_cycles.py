@@ -7,7 +7,6 @@ import pytest
 
 from predictive_scaler.forecasting import RefreshRequest, refresh_model
 from predictive_scaler.forecasting.cycles import find_cycle
-from tests.conftest import seasonal_load
 
 pytestmark = pytest.mark.unit
 
@@ -85,5 +84,6 @@ def test_auto_selects_with_the_cycle_as_the_windows_season() -> None:
 
 
 def test_a_configured_season_is_used_and_no_cycle_looked_for() -> None:
-    refreshed = refresh_model(request(seasonal_load(300), season_length=24))
+    # The window has a 10-step cycle, which a search would find (see above).
+    refreshed = refresh_model(request(cyclic(720, 10), season_length=24))
     assert refreshed.cycle_seconds is None
