@@ -11,6 +11,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -276,6 +277,8 @@ class ScheduledSelection:
         self.budget_seconds = budget_seconds
         self.submit = submit
         self._submitted: RefreshRequest | None = None
+        # How long the submitted selection was allowed to wait behind others.
+        self._may_wait = 0.0
         self._arrived: Refreshed | Exception | None = None
         # The outcome installed by the last call, until take_installed() is called,
         # and likewise the failure taken.
@@ -338,6 +341,14 @@ class ScheduledSelection:
     def deliver(self, outcome: Refreshed | Exception) -> None:
         """The outcome of the submitted selection; installed at the next forecast."""
         self._arrived = outcome
+
+    def wants(self, request: RefreshRequest) -> bool:
+        """Whether ``request`` is the selection awaited (not superseded by a later one)."""
+        return request is self._submitted
+
+    def _deliver_for(self, request: RefreshRequest, outcome: Refreshed | Exception) -> None:
+        if self.wants(request):
+            self._arrived = outcome
 
     def take_installed(self) -> Refreshed | None:
         """The selection installed since the last call of this, if any."""
@@ -495,8 +506,11 @@ class ScheduledSelection:
         if self.submit is None:
             self._install(refresh_model(request))
             return
-        if self._submitted is None:
+        # A break does not wait behind a re-selection queued on the load before it
+        # (for up to a refresh period when the workers are busy): the new request
+        # supersedes it, and the old one is skipped or its outcome dropped.
+        if self._submitted is None or (self.broken and self._may_wait > 0.0):
             may_wait = self.refresh_seconds if self.pathways and not self.broken else 0.0
-            self.submit(request, self.deliver, may_wait)
-            self._submitted = request
+            self._submitted, self._may_wait = request, may_wait
+            self.submit(request, partial(self._deliver_for, request), may_wait)
         self._update(series, step_times)

@@ -311,10 +311,12 @@ async def _select(  # noqa: PLR0917 - the submitter's closure passes them throug
     task.add_done_callback(state.selecting.discard)
     try:
         async with state.selections.seat(namespace, uid, due_at=due_at) as waited:
-            if uid not in state.runtimes:
-                # The object's loop ended (deleted, or moved to another shard)
-                # while this waited: its outcome would be thrown away, and it
-                # would hold a worker that other objects' selections wait for.
+            runtime = state.runtimes.get(uid)
+            if runtime is None or not runtime.wants(request):
+                # The object's loop ended (deleted, or moved to another shard),
+                # or a later selection superseded this one (a break, new
+                # settings) while this waited: its outcome would be thrown
+                # away, and it would hold a worker that others wait for.
                 return
             metrics.QUEUE_WAIT.labels("selection").observe(waited)
             outcome = await state.selection_workers.select(request)

@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from predictive_scaler.forecasting import ScheduledSelection
-from predictive_scaler.forecasting.refresh import DEFAULT_SELECTION_BUDGET_SECONDS, Submit
+from predictive_scaler.forecasting.refresh import (
+    DEFAULT_SELECTION_BUDGET_SECONDS,
+    RefreshRequest,
+    Submit,
+)
 from predictive_scaler.operator.histories import CachedHistory
 from predictive_scaler.operator.resource import ForecastSettings
 from predictive_scaler.units import parse_duration
@@ -47,6 +51,10 @@ class ObjectRuntime:
     metrics_token: int | None = None
     recent: CachedHistory = field(default_factory=CachedHistory, repr=False)
     long: CachedHistory = field(default_factory=CachedHistory, repr=False)
+
+    def wants(self, request: RefreshRequest) -> bool:
+        """Whether a selection queued for this object is still awaited by its forecaster."""
+        return self.selection is None or self.selection.wants(request)
 
     def forecaster(self, settings: ForecastSettings) -> ScheduledSelection:
         """The cached selection, rebuilt when the forecast settings changed."""

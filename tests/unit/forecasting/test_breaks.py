@@ -13,6 +13,7 @@ from predictive_scaler.forecasting import (
     refresh_model,
 )
 from predictive_scaler.forecasting.breaks import FALSE_ALARM_STEPS, BreakWatch, run_length
+from predictive_scaler.forecasting.refresh import Delivery
 from predictive_scaler.forecasting.seasons import TimedSeries
 
 STEP = 60.0
@@ -151,3 +152,35 @@ def test_a_break_asks_for_the_selection_without_waiting_a_refresh() -> None:
     assert forecaster.take_break() is not None
     # The model in place goes on forecasting meanwhile.
     assert np.isfinite(walk(forecaster, load, BROKEN_AT + 1, BROKEN_AT + 2)[0].mean).all()
+
+
+def test_a_break_supersedes_a_reselection_queued_on_the_load_before_it() -> None:
+    """Busy workers may hold a re-selection for a refresh period; a break does not wait."""
+    load = shifted_load()
+    asked: list[tuple[RefreshRequest, Delivery, float]] = []
+
+    def submit(request: RefreshRequest, deliver: Delivery, wait: float) -> None:
+        asked.append((request, deliver, wait))
+
+    refresh = 60 * STEP
+    forecaster = ScheduledSelection("holt", refresh_seconds=refresh, submit=submit)
+    with pytest.raises(ModelPendingError):
+        walk(forecaster, load, WINDOW, WINDOW + 1)
+    forecaster.deliver(refresh_model(asked[0][0]))
+    walk(forecaster, load, WINDOW + 1, SHIFT)
+    assert [wait for *_, wait in asked] == [0.0, refresh], "the re-selection may wait"
+    queued, queued_delivery, _ = asked[1]
+
+    walk(forecaster, load, SHIFT, BROKEN_AT + 1)
+    assert [wait for *_, wait in asked] == [0.0, refresh, 0.0]
+    urgent, urgent_delivery, _ = asked[2]
+    assert not forecaster.wants(queued)
+    assert forecaster.wants(urgent)
+    # The superseded one, had it run, is dropped; the break's own is installed.
+    queued_delivery(refresh_model(queued))
+    walk(forecaster, load, BROKEN_AT + 1, BROKEN_AT + 2)
+    assert forecaster.fitted_at == WINDOW * STEP
+    urgent_delivery(refresh_model(urgent))
+    after = walk(forecaster, load, BROKEN_AT + 2, BROKEN_AT + 3)
+    assert forecaster.fitted_at == BROKEN_AT * STEP
+    assert after[0].mean[0] > 10.0, after[0].mean

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from kopf._cogs.aiokits.aioenums import FlagSetter, FlagWaiter
 
-from predictive_scaler.forecasting import Refreshed, RefreshRequest
+from predictive_scaler.forecasting import Refreshed, RefreshRequest, ScheduledSelection
 from predictive_scaler.operator import handlers
 from predictive_scaler.operator.fairness import FairQueue
 from predictive_scaler.operator.reconcile import Evaluator
@@ -117,8 +117,9 @@ def test_a_turn_granted_its_seat_after_the_object_was_deleted_does_nothing() -> 
     assert "u1" not in state.runtimes
 
 
-def test_a_selection_seated_after_its_object_is_gone_is_not_run() -> None:
-    """Objects deleted at once must not leave their queued selections to hold the workers."""
+def test_a_selection_seated_after_its_object_is_gone_or_it_is_superseded_is_not_run() -> None:
+    """Objects deleted at once must not leave their queued selections to hold the workers,
+    nor must a selection that a later one replaced (a break, new settings)."""
     workers = CountingWorkers()
     state = operator_state(FakeWorkloads(), workers)
     delivered: list[object] = []
@@ -139,14 +140,16 @@ def test_a_selection_seated_after_its_object_is_gone_is_not_run() -> None:
         release, holders = await hold_every_seat(state.selections, workers.processes)
         state.runtimes["gone"] = ObjectRuntime()
         state.runtimes["live"] = ObjectRuntime()
+        # Its forecaster was rebuilt and never asked for this request.
+        state.runtimes["superseded"] = ObjectRuntime(selection=ScheduledSelection("naive"))
         wake = asyncio.Event()
         selections = [
             asyncio.create_task(
                 handlers._select(state, "shop", uid, request, delivered.append, wake, 0.0)
             )
-            for uid in ("gone", "live")
+            for uid in ("gone", "superseded", "live")
         ]
-        await _poll("both selections queued", lambda: state.selections.depth == 2)
+        await _poll("the selections queued", lambda: state.selections.depth == 3)
         del state.runtimes["gone"]
         release.set()
         await asyncio.wait_for(asyncio.gather(*selections, holders), DEADLINE_SECONDS)
