@@ -13,13 +13,8 @@ from predictive_scaler.forecasting.auto import Auto, ModelSelection, select_mode
 from predictive_scaler.forecasting.base import ForecastModel, NotFittedError
 from predictive_scaler.forecasting.forecast import Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
-from predictive_scaler.forecasting.refresh import (
-    ModelPendingError,
-    Refreshed,
-    RefreshRequest,
-    ScheduledSelection,
-    refresh_model,
-)
+from predictive_scaler.forecasting.refresh import ModelPendingError, ScheduledSelection
+from predictive_scaler.forecasting.refresh_job import Refreshed, RefreshRequest, refresh_model
 from predictive_scaler.forecasting.registry import MODEL_NAMES, make_model
 
 __all__ = [

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from predictive_scaler.forecasting import ScheduledSelection
-from predictive_scaler.forecasting.refresh import (
+from predictive_scaler.forecasting.refresh import Submit
+from predictive_scaler.forecasting.refresh_job import (
     DEFAULT_SELECTION_BUDGET_SECONDS,
     RefreshRequest,
-    Submit,
 )
 from predictive_scaler.operator.histories import CachedHistory
 from predictive_scaler.operator.resource import ForecastSettings

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 
 from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_model
-from predictive_scaler.forecasting.refresh import DEFAULT_SELECTION_BUDGET_SECONDS
+from predictive_scaler.forecasting.refresh_job import DEFAULT_SELECTION_BUDGET_SECONDS
 from predictive_scaler.units import format_duration
 
 # Selections yield the CPU to the operator's own process: an evaluation late by

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from predictive_scaler.forecasting.refresh import DEFAULT_SELECTION_BUDGET_SECONDS
+from predictive_scaler.forecasting.refresh_job import DEFAULT_SELECTION_BUDGET_SECONDS
 from predictive_scaler.operator.cpus import usable_cores
 from predictive_scaler.operator.leadership import LeaseTimings
 from predictive_scaler.operator.shard import selector_matcher

@@ -8,7 +8,7 @@ import pytest
 from predictive_scaler.forecasting import ScheduledSelection
 from predictive_scaler.forecasting.backtest import first_origin
 from predictive_scaler.forecasting.calibration import LiveErrors
-from predictive_scaler.forecasting.refresh import RefreshRequest, backtest_cut
+from predictive_scaler.forecasting.refresh_job import RefreshRequest, backtest_cut
 from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries, season_knowledge
 
 MINUTE, LONG_STEP = 60.0, 300.0
