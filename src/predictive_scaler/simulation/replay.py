@@ -99,22 +99,61 @@ class ReplayResult:
 
 
 class Fleet:
-    """Replicas as their ready times, kept sorted: starting ones are at the end."""
+    """Replicas in cohorts by the step they are ready at, oldest first: starting ones last.
+
+    Cohorts, not one entry per replica: a load sample a million times the
+    capacity (a metric glitch in a trace) asks the unbounded backtest for a
+    million replicas, which must cost a number, not the memory of a list.
+    """
 
     def __init__(self, ready_replicas: int) -> None:
-        self.ready_at: list[float] = [-math.inf] * ready_replicas
+        self._ready_at: list[float] = [-math.inf]
+        self._counts: list[int] = [ready_replicas]
+        self._total = ready_replicas
 
     def __len__(self) -> int:
-        return len(self.ready_at)
+        return self._total
+
+    def starting(self, at: float, replicas: int) -> None:
+        """Add ``replicas`` that are ready at step ``at``, no earlier than those there are."""
+        if replicas <= 0:
+            return
+        if at < self._ready_at[-1]:
+            raise ValueError(f"replicas ready at {at} would start before the newest ones")
+        if at == self._ready_at[-1]:
+            self._counts[-1] += replicas
+        else:
+            self._ready_at.append(at)
+            self._counts.append(replicas)
+        self._total += replicas
 
     def scale_to(self, replicas: int, t: int, startup_steps: int) -> None:
-        if replicas > len(self.ready_at):
-            self.ready_at.extend([t + startup_steps] * (replicas - len(self.ready_at)))
-        else:
-            del self.ready_at[replicas:]  # starting replicas go first, newest first
+        if replicas > self._total:
+            self.starting(t + startup_steps, replicas - self._total)
+            return
+        excess = self._total - replicas  # starting replicas go first, newest first
+        while excess > 0:
+            taken = min(excess, self._counts[-1])
+            self._counts[-1] -= taken
+            excess -= taken
+            if self._counts[-1] == 0 and len(self._counts) > 1:
+                self._counts.pop()
+                self._ready_at.pop()
+        self._total = replicas
 
     def ready(self, t: int) -> int:
-        return bisect.bisect_right(self.ready_at, t)
+        # The cohorts ready by t merge into the first: later steps only ask later.
+        count = bisect.bisect_right(self._ready_at, t)
+        if count > 1:
+            self._counts[:count] = [sum(self._counts[:count])]
+            self._ready_at[:count] = [self._ready_at[count - 1]]
+        return self._counts[0] if count else 0
+
+    def starting_at(self, t: int) -> list[float]:
+        """The step each replica not ready at ``t`` is ready at, one entry per replica."""
+        ready = self.ready(t)
+        times = [at for at, n in zip(self._ready_at, self._counts, strict=True) for _ in range(n)]
+        return times[ready:]
 
 
 def initial_replicas(load: FloatArray, config: ReplayConfig, utilisation: float) -> int:

@@ -73,13 +73,13 @@ class FleetState:
 
     def fleet(self) -> Fleet:
         fleet = Fleet(self.ready)
-        fleet.ready_at.extend(float(t) for t in self.starting)
+        for at in self.starting:
+            fleet.starting(float(at), 1)
         return fleet
 
     @classmethod
     def of(cls, fleet: Fleet, t: int) -> FleetState:
-        ready = fleet.ready(t)
-        return cls(ready, tuple(int(at) for at in fleet.ready_at[ready:]))
+        return cls(fleet.ready(t), tuple(int(at) for at in fleet.starting_at(t)))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from predictive_scaler.simulation import Outcome, ReplayConfig, replay
 from predictive_scaler.simulation.elasticity import Elasticity
 from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.policies import OraclePolicy
-from predictive_scaler.simulation.replay import default_capacity
+from predictive_scaler.simulation.replay import Fleet, default_capacity
 
 
 def figures(outcome: Outcome) -> Outcome:
@@ -133,6 +133,47 @@ def test_removing_more_than_the_starting_ones_removes_ready_replicas() -> None:
     assert result.replicas.tolist() == [5, 2, 2, 2]
     assert result.ready.tolist() == [3, 2, 2, 2]
     assert figures(result.outcome) == Outcome(3.0, 11.0, 2, 30.0)
+
+
+class OneEntryPerReplica:
+    """The fleet as the replay model states it: each replica's ready step, sorted."""
+
+    def __init__(self, ready: int) -> None:
+        self.ready_at = [-math.inf] * ready
+
+    def scale_to(self, replicas: int, t: int, startup_steps: int) -> None:
+        if replicas > len(self.ready_at):
+            self.ready_at.extend([t + startup_steps] * (replicas - len(self.ready_at)))
+        else:
+            del self.ready_at[replicas:]
+
+    def ready(self, t: int) -> int:
+        return sum(at <= t for at in self.ready_at)
+
+
+@given(
+    st.integers(0, 5),
+    st.integers(0, 4),
+    st.lists(st.integers(0, 12), min_size=1, max_size=30),
+)
+def test_the_fleets_cohorts_count_as_one_entry_per_replica_would(
+    initial: int, startup: int, plan: list[int]
+) -> None:
+    fleet, reference = Fleet(initial), OneEntryPerReplica(initial)
+    for t, replicas in enumerate(plan):
+        fleet.scale_to(replicas, t, startup)
+        reference.scale_to(replicas, t, startup)
+        assert len(fleet) == len(reference.ready_at)
+        assert fleet.ready(t) == reference.ready(t)
+        assert fleet.starting_at(t) == [at for at in reference.ready_at if at > t]
+
+
+def test_a_glitch_of_a_million_capacities_costs_a_number_not_the_memory() -> None:
+    load = trace([10.0] * 6)
+    load[3] = 1e12  # a metric glitch: 10^11 replicas of capacity 10
+    result = replay(load, OraclePolicy(load, config(1), 1.0), config(1))
+    assert result.replicas.max() == 10**11
+    assert result.outcome.overload_minutes == 0.0
 
 
 def test_missing_load_is_neither_overload_nor_unserved() -> None:
