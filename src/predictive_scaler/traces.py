@@ -77,8 +77,9 @@ def read_trace(path: str | Path, column: str, where: Mapping[str, str] | None = 
     """Read ``column`` of the rows matching ``where`` (e.g. ``{"vm": "vm_1"}``).
 
     Raises ValueError naming what is wrong: a missing column, no matching rows,
-    a column without a single number, times that go back (rows must be
-    oldest first: a replay of them would run time backwards).
+    a column without a single number, an infinite value, times that go back
+    or repeat (rows must be oldest first, one per step: a replay of them
+    would run time backwards, or count one step twice).
     """
     where = dict(where or {})
     with open_trace(path) as handle:
@@ -112,15 +113,25 @@ def read_trace(path: str | Path, column: str, where: Mapping[str, str] | None = 
         raise ValueError(f"{path}: no rows match {where}" if where else f"{path}: no data rows")
     if not numbers and unreadable is not None:
         raise ValueError(f"{path}: column {column!r} holds no numbers (first cell {unreadable!r})")
+    infinite = np.flatnonzero(np.isinf(np.asarray(values, dtype=np.float64)))
+    if infinite.size:
+        at = int(infinite[0]) + 1
+        raise ValueError(
+            f"{path}: column {column!r} is {values[at - 1]:g} at data row {at}"
+            f"{', counting matching rows' if where else ''}: a load is a finite number "
+            "(leave the cell empty for a missing sample)"
+        )
     steps = np.diff(np.asarray(times, dtype=np.float64))
-    back = np.flatnonzero(steps < 0)
+    # A time that repeats is as wrong as one that goes back: one row per step.
+    back = np.flatnonzero(steps <= 0)
     if back.size:
         at = int(back[0]) + 1
         hint = "" if where else "; several series in one file? --where keeps one"
+        moves = "repeats" if steps[at - 1] == 0 else f"goes back from {times[at - 1]:g} to"
         raise ValueError(
-            f"{path}: {TIME_COLUMN} goes back from {times[at - 1]:g} to {times[at]:g} "
+            f"{path}: {TIME_COLUMN} {moves} {times[at]:g} "
             f"(data row {at + 1}{', counting matching rows' if where else ''}): rows must be "
-            f"oldest first{hint}"
+            f"oldest first, one per step{hint}"
         )
     steps = steps[np.isfinite(steps) & (steps > 0)]
     step = float(np.median(steps)) if steps.size else 60.0

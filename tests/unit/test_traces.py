@@ -83,12 +83,29 @@ def test_a_gzip_compressed_trace_reads_as_its_plain_text(tmp_path: Path) -> None
         (
             "t_seconds,load\n120,1\n60,2\n0,3\n",
             None,
-            "t_seconds goes back from 120 to 60 \\(data row 2\\): rows must be oldest first; "
-            "several series in one file\\? --where keeps one",
+            "t_seconds goes back from 120 to 60 \\(data row 2\\): rows must be oldest first, "
+            "one per step; several series in one file\\? --where keeps one",
         ),
         ("vm,t_seconds,load\na,0,1\nb,0,2\na,300,3\na,0,4\n", {"vm": "a"}, "goes back"),
+        (
+            "vm,t_seconds,load\na,0,1\nb,0,2\na,300,3\nb,300,4\n",
+            None,
+            "t_seconds repeats 0 \\(data row 2\\): .* several series in one file",
+        ),
+        (
+            "t_seconds,load\n0,1\n60,inf\n120,3\n",
+            None,
+            "column 'load' is inf at data row 2: a load is a finite number",
+        ),
     ],
-    ids=["no-rows", "no-numbers", "newest-first", "back-within-a-series"],
+    ids=[
+        "no-rows",
+        "no-numbers",
+        "newest-first",
+        "back-within-a-series",
+        "series-interleaved",
+        "infinite",
+    ],
 )
 def test_a_trace_that_cannot_be_replayed_says_why(
     tmp_path: Path, text: str, where: dict[str, str] | None, message: str
