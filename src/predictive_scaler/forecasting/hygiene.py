@@ -9,8 +9,9 @@ the cleaned series produced here, so each behaviour is decided once:
 * NaN and +/-Inf are missing readings: interior gaps are linearly
   interpolated, leading gaps take the first reading, trailing gaps the last;
 * negative values are impossible loads and are clipped to 0;
-* values above ``MAX_LOAD`` are clipped to it, so no model overflows when it
-  squares or exponentiates them.
+* values above ``MAX_LOAD`` are clipped to it, so that nothing overflows
+  when it squares them (models fit in a unit of the load's own magnitude,
+  see ``base.load_unit``, but errors and bands are in the load's unit).
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from numpy.typing import ArrayLike
 
 from predictive_scaler.forecasting.forecast import FloatArray
 
-MAX_LOAD = 1e12
+# Far above any load in any unit a metric uses: a workload's memory in bytes
+# passes 1e12 at a terabyte (60 pods of 16 GiB), and a clip there capped its
+# forecast, and so its replicas. Its square is still far from overflowing.
+MAX_LOAD = 1e30
 
 
 def clean_series(y: ArrayLike) -> FloatArray:

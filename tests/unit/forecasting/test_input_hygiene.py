@@ -79,8 +79,18 @@ def test_too_short_a_series_falls_back_to_naive_and_says_why() -> None:
 
 
 def test_clean_series_interpolates_gaps_and_clips() -> None:
-    cleaned = clean_series([np.nan, 2.0, np.nan, 4.0, -3.0, np.inf, 1e20])
+    cleaned = clean_series([np.nan, 2.0, np.nan, 4.0, -3.0, np.inf, 1e40])
     np.testing.assert_array_equal(cleaned, [2.0, 2.0, 3.0, 4.0, 0.0, MAX_LOAD / 2, MAX_LOAD])
+
+
+@pytest.mark.parametrize("name", ["naive", "holt", "arima"])
+def test_a_load_in_a_large_unit_is_forecast_at_its_level(name: str) -> None:
+    """Memory in bytes: 120 pods of 16 GiB hold 2e12; a clip at 1e12 capped the replicas."""
+    rng = np.random.default_rng(5)
+    level = 120 * 16 * 2.0**30
+    series = level * (1 + 0.01 * rng.standard_normal(120))
+    forecast = make_model(name).fit(series).predict(3)
+    np.testing.assert_allclose(forecast.mean, level, rtol=0.05)
 
 
 def test_clean_series_keeps_the_caller_array_untouched() -> None:
