@@ -363,6 +363,11 @@ class ScheduledSelection:
         # supersedes it, and the old one is skipped or its outcome dropped.
         if self._submitted is None or (self.broken and self._may_wait > 0.0):
             may_wait = self.refresh_seconds if self.pathways and not self.broken else 0.0
+            # Awaited before it is handed over: its outcome may come back at once.
             self._submitted, self._may_wait = request, may_wait
-            self.submit(request, partial(self._deliver_for, request), may_wait)
+            try:
+                self.submit(request, partial(self._deliver_for, request), may_wait)
+            except BaseException:
+                self._submitted = None  # not handed over: ask again next time
+                raise
         self._update(series, step_times)

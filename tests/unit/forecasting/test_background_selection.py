@@ -191,3 +191,22 @@ def test_a_first_selection_may_not_wait_and_a_reselection_may_wait_a_refresh() -
     forecaster.forecast_series(window(1e6 + 780), 5, 0.9, 1e6 + 780)
 
     assert waits == [0.0, 0.0, 600.0]
+
+
+def test_a_selection_that_could_not_be_handed_over_is_asked_for_again() -> None:
+    handed: list[RefreshRequest] = []
+
+    def submit(request: RefreshRequest, _deliver: object, _may_wait: float) -> None:
+        if not handed:
+            handed.append(request)
+            raise RuntimeError("the event loop is closed")
+        handed.append(request)
+
+    forecaster = ScheduledSelection("holt", submit=submit)
+    with pytest.raises(RuntimeError, match="closed"):
+        forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
+    assert not forecaster.selecting
+    with pytest.raises(ModelPendingError):
+        forecaster.forecast_series(window(1e6 + STEP), 5, 0.9, 1e6 + STEP)
+    assert len(handed) == 2
+    assert forecaster.wants(handed[1])
