@@ -51,6 +51,19 @@ def test_text_output_shows_a_table(capsys: pytest.CaptureFixture[str], tmp_path:
     assert out.count("s  ") >= 5
 
 
+def test_what_the_input_hygiene_changed_is_a_note(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.csv"
+    rows = [f"{i * 60},{-2 if i == 7 else ('' if i == 9 else 5)}\n" for i in range(40)]
+    trace.write_text("t_seconds,load\n" + "".join(rows))
+    report = run_json(capsys, "--trace", str(trace), "--column", "load", "--model", "naive")
+    notes = report["notes"]
+    assert isinstance(notes, list)
+    assert "1 of 40 values negative, read as 0" in notes
+    assert "1 of 40 values missing or infinite, filled from their neighbours" in notes
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

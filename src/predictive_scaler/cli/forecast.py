@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from predictive_scaler.cli.arguments import add_trace_arguments, load_trace, positive_int
 from predictive_scaler.forecasting import MODEL_NAMES, Auto, make_model
+from predictive_scaler.forecasting.hygiene import cleaning_notes
 
 
 class ForecastStep(BaseModel):
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> ForecastReport:
     model = make_model(args.model, **params).fit(values)
     forecast = model.predict(args.horizon, args.level)
     backtest = None
-    notes = list(forecast.notes)
+    notes = [*cleaning_notes(values), *forecast.notes]
     if isinstance(model, Auto) and not model.is_degraded:
         backtest = {
             name: (score if score != float("inf") else None)

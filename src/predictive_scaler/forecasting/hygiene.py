@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.units import counted
 
 # Far above any load in any unit a metric uses: a workload's memory in bytes
 # passes 1e12 at a terabyte (60 pods of 16 GiB), and a clip there capped its
@@ -42,3 +43,19 @@ def clean_series(y: ArrayLike) -> FloatArray:
         positions = np.arange(values.size)
         values = np.interp(positions, positions[finite], values[finite])
     return values
+
+
+def cleaning_notes(y: ArrayLike) -> list[str]:
+    """What :func:`clean_series` changes in ``y``, in words: one note per kind of change."""
+    values = np.array(y, dtype=np.float64).ravel()
+    finite = np.isfinite(values)
+    changes = [
+        (int((~finite).sum()), "missing or infinite", "filled from their neighbours"),
+        (int((values[finite] < 0).sum()), "negative", "read as 0"),
+        (int((values[finite] > MAX_LOAD).sum()), f"above {MAX_LOAD:g}", f"read as {MAX_LOAD:g}"),
+    ]
+    return [
+        f"{count} of {counted(values.size, 'value')} {what}, {done}"
+        for count, what, done in changes
+        if count
+    ]

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from predictive_scaler.forecasting import MODEL_NAMES, clean_series, make_model
-from predictive_scaler.forecasting.hygiene import MAX_LOAD
+from predictive_scaler.forecasting.hygiene import MAX_LOAD, cleaning_notes
 
 CHEAP_MODELS = ("naive", "seasonal_naive", "brown", "gm11", "grey_es")
 EXPENSIVE_MODELS = tuple(name for name in MODEL_NAMES if name not in CHEAP_MODELS)
@@ -108,3 +108,13 @@ def test_clean_series_is_finite_non_negative_and_keeps_length(series: np.ndarray
     assert (cleaned >= 0).all()
     finite_in_range = np.isfinite(series) & (series >= 0) & (series <= MAX_LOAD)
     np.testing.assert_array_equal(cleaned[finite_in_range], series[finite_in_range])
+
+
+def test_what_the_cleaning_changes_is_said_in_words() -> None:
+    notes = cleaning_notes([np.nan, 2.0, -1.0, -4.0, np.inf, 1e40, 3.0])
+    assert notes == [
+        "2 of 7 values missing or infinite, filled from their neighbours",
+        "2 of 7 values negative, read as 0",
+        "1 of 7 values above 1e+30, read as 1e+30",
+    ]
+    assert cleaning_notes([1.0, 2.0]) == []
