@@ -68,6 +68,14 @@ def serve(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"predictive-scaler demo: error: {error}", file=sys.stderr)
         return 2
+    try:  # before a cluster is started for files that cannot be written
+        args.output.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        print(
+            f"predictive-scaler demo: error: --output {args.output}: {error.strerror or error}",
+            file=sys.stderr,
+        )
+        return 2
     options = DemoOptions(scenario, args.output, keep_cluster=args.keep_cluster)
     restore = interrupt_on_signals()
     try:
