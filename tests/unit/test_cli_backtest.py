@@ -125,6 +125,31 @@ def test_a_csv_trace_with_its_own_step_and_a_plot(
     assert plot.read_bytes().startswith(b"\x89PNG")
 
 
+def test_a_glitch_in_the_trace_is_replayed_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    load = 10 + np.sin(np.arange(400) / 10)
+    load[300] = 1e12  # a metric glitch: 10^13 times what one replica serves
+    load[200] = -1.0
+    trace = write_trace(tmp_path / "load.csv", load)
+    report = backtest_json(
+        capsys, "--trace", str(trace), "--column", "load", "--history", "1h", "--model", "naive"
+    )
+    notes = report["notes"]
+    assert isinstance(notes, list)
+    assert notes[0] == "the forecasts read 1 of 400 values negative, read as 0"
+    assert notes[1].startswith("step 300 holds 1e+12, ")
+    assert "a glitch?" in notes[1]
+
+
+def test_a_calm_trace_has_no_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = write_trace(tmp_path / "load.csv", 10 + np.sin(np.arange(400) / 10))
+    report = backtest_json(
+        capsys, "--trace", str(trace), "--column", "load", "--history", "1h", "--model", "naive"
+    )
+    assert report["notes"] == []
+
+
 def test_the_text_report_names_each_policy(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["backtest", "--steps", "500", "--model", "naive"]) == 0
     text = capsys.readouterr().out

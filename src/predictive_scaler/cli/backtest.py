@@ -7,6 +7,7 @@ import math
 from collections import Counter
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 from tqdm import tqdm
 
@@ -18,6 +19,8 @@ from predictive_scaler.cli.arguments import (
     positive_int,
 )
 from predictive_scaler.forecasting import MODEL_NAMES
+from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.hygiene import cleaning_notes
 from predictive_scaler.scaling.budget import HIGHEST
 from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET
 from predictive_scaler.simulation import (
@@ -119,6 +122,8 @@ class BacktestReport(Frozen):
     sweeps: dict[str, list[SweepPoint]]
     chosen_models: dict[str, int]
     overload_budget: BudgetReport | None = None
+    # What in the trace itself bends the figures (glitches, what the forecasts read as 0).
+    notes: list[str] = []
 
 
 def add_parser(commands: Any) -> None:
@@ -240,7 +245,30 @@ def run(args: argparse.Namespace) -> BacktestReport:
         from predictive_scaler.cli.plot import plot_backtest  # noqa: PLC0415
 
         plot_backtest(load, result, args.plot, title=f"{trace.source} [{trace.column}]")
-    return report(result, trace.source, trace.column, load.size)
+    made = report(result, trace.source, trace.column, load.size)
+    return made.model_copy(update={"notes": trace_notes(load)})
+
+
+# A sample this many times the load's 99th percentile is read as a glitch (the 99.9th,
+# the capacity's, holds a glitch itself in a trace under 1,000 samples).
+GLITCH_FACTOR = 100.0
+GLITCH_PERCENTILE = 99.0
+
+
+def trace_notes(load: FloatArray) -> list[str]:
+    """What in the trace bends the figures, in words."""
+    notes = [f"the forecasts read {note}" for note in cleaning_notes(load)]
+    finite = np.flatnonzero(np.isfinite(load))
+    if not finite.size:
+        return notes
+    peak = float(np.percentile(load[finite], GLITCH_PERCENTILE))
+    if (largest := float(load[finite].max())) > GLITCH_FACTOR * max(peak, 0.0) > 0.0:
+        at = int(finite[np.argmax(load[finite])])
+        notes.append(
+            f"step {at} holds {largest:.4g}, {largest / peak:.3g} times the load's 99th "
+            "percentile: a glitch? The oracle provisions for it, so cost/oracle reads low"
+        )
+    return notes
 
 
 def report(result: BacktestResult, source: str, column: str, steps: int) -> BacktestReport:
@@ -385,4 +413,5 @@ def render(report: BacktestReport) -> str:
     lines += [f"  note: {note}" for note in matched.notes]
     models = ", ".join(f"{name} {count}" for name, count in report.chosen_models.items())
     lines += ["", f"models used (steps): {models}"]
+    lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)
