@@ -165,6 +165,7 @@ def test_the_text_report_names_each_policy(capsys: pytest.CaptureFixture[str]) -
         (["--trace", "missing.csv", "--column", "x"], "missing.csv"),
         (["--column", "no_such_column"], "no column 'no_such_column'"),
         (["--steps", "100"], "the backtest needs more than 360"),
+        (["--long-step", "30s"], "--long-step 30s is finer than the trace's step 1m"),
     ],
 )
 def test_bad_input_exits_2_naming_the_problem(
