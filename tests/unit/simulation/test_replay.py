@@ -168,7 +168,7 @@ def test_the_fleets_cohorts_count_as_one_entry_per_replica_would(
         assert fleet.starting_at(t) == [at for at in reference.ready_at if at > t]
 
 
-def test_a_glitch_of_a_million_capacities_costs_a_number_not_the_memory() -> None:
+def test_a_glitch_asking_for_1e11_replicas_costs_a_number_not_the_memory() -> None:
     load = trace([10.0] * 6)
     load[3] = 1e12  # a metric glitch: 10^11 replicas of capacity 10
     result = replay(load, OraclePolicy(load, config(1), 1.0), config(1))
