@@ -37,7 +37,7 @@ from predictive_scaler.simulation.backtest import (
     DEFAULT_TARGET,
     MATCH_HPA,
 )
-from predictive_scaler.units import format_duration, percentage
+from predictive_scaler.units import percentage
 
 
 class Frozen(BaseModel):
@@ -217,12 +217,6 @@ def run(args: argparse.Namespace) -> BacktestReport:
     trace = load_trace(args)
     load = trace.values[: args.steps] if args.steps else trace.values
     step = args.step or trace.step_seconds
-    if args.long_step < step:
-        # As spec.forecast.longStep is refused: a long sample is a mean of trace steps.
-        raise ValueError(
-            f"--long-step {format_duration(args.long_step)} is finer than the trace's step "
-            f"{format_duration(step)}"
-        )
     settings = BacktestSettings(
         startup_steps=args.startup,
         target=args.target,
