@@ -123,7 +123,7 @@ class BacktestReport(Frozen):
     chosen_models: dict[str, int]
     overload_budget: BudgetReport | None = None
     # What in the trace itself bends the figures (glitches, what the forecasts read as 0).
-    notes: list[str] = []
+    notes: list[str]
 
 
 def add_parser(commands: Any) -> None:
@@ -245,8 +245,7 @@ def run(args: argparse.Namespace) -> BacktestReport:
         from predictive_scaler.cli.plot import plot_backtest  # noqa: PLC0415
 
         plot_backtest(load, result, args.plot, title=f"{trace.source} [{trace.column}]")
-    made = report(result, trace.source, trace.column, load.size)
-    return made.model_copy(update={"notes": trace_notes(load)})
+    return report(result, trace.source, trace.column, load.size, trace_notes(load))
 
 
 # A sample this many times the load's 99th percentile is read as a glitch (the 99.9th,
@@ -258,20 +257,22 @@ GLITCH_PERCENTILE = 99.0
 def trace_notes(load: FloatArray) -> list[str]:
     """What in the trace bends the figures, in words."""
     notes = [f"the forecasts read {note}" for note in cleaning_notes(load)]
-    finite = np.flatnonzero(np.isfinite(load))
+    finite = load[np.isfinite(load)]
     if not finite.size:
         return notes
-    peak = float(np.percentile(load[finite], GLITCH_PERCENTILE))
-    if (largest := float(load[finite].max())) > GLITCH_FACTOR * max(peak, 0.0) > 0.0:
-        at = int(finite[np.argmax(load[finite])])
+    peak, largest = float(np.percentile(finite, GLITCH_PERCENTILE)), float(finite.max())
+    if peak > 0.0 and largest > GLITCH_FACTOR * peak:
         notes.append(
-            f"step {at} holds {largest:.4g}, {largest / peak:.3g} times the load's 99th "
-            "percentile: a glitch? The oracle provisions for it, so cost/oracle reads low"
+            f"step {int(np.flatnonzero(load == largest)[0])} holds {largest:.4g}, "
+            f"{largest / peak:.3g} times the load's 99th percentile: a glitch? The oracle "
+            "provisions for it, so cost/oracle reads low"
         )
     return notes
 
 
-def report(result: BacktestResult, source: str, column: str, steps: int) -> BacktestReport:
+def report(
+    result: BacktestResult, source: str, column: str, steps: int, notes: list[str]
+) -> BacktestReport:
     policies = {name: OutcomeReport.of(result.policies[name].outcome) for name in POLICIES}
     oracle_full = result.policies["oracle_at_full_utilisation"].outcome
     matched = result.matched
@@ -317,6 +318,7 @@ def report(result: BacktestResult, source: str, column: str, steps: int) -> Back
             hpa_realised=result.overload_share("hpa"),
             beyond_ceiling_minutes=result.beyond_ceiling_minutes,
         ),
+        notes=notes,
     )
 
 

@@ -101,9 +101,9 @@ class ReplayResult:
 class Fleet:
     """Replicas in cohorts by the step they are ready at, oldest first: starting ones last.
 
-    Cohorts, not one entry per replica: a load sample a million times the
-    capacity (a metric glitch in a trace) asks the unbounded backtest for a
-    million replicas, which must cost a number, not the memory of a list.
+    Cohorts, not one entry per replica: a load sample 10^12 times the
+    capacity (a metric glitch in a trace) asks the unbounded backtest for
+    10^12 replicas, which must cost a number, not the memory of a list.
     """
 
     def __init__(self, ready_replicas: int) -> None:
@@ -151,9 +151,8 @@ class Fleet:
 
     def starting_at(self, t: int) -> list[float]:
         """The step each replica not ready at ``t`` is ready at, one entry per replica."""
-        ready = self.ready(t)
-        times = [at for at, n in zip(self._ready_at, self._counts, strict=True) for _ in range(n)]
-        return times[ready:]
+        cohorts = zip(self._ready_at, self._counts, strict=True)
+        return [at for at, n in cohorts if at > t for _ in range(n)]
 
 
 def initial_replicas(load: FloatArray, config: ReplayConfig, utilisation: float) -> int:

@@ -72,7 +72,7 @@ class DemoError(RuntimeError):
 @dataclass(frozen=True)
 class DemoOptions:
     scenario: Scenario
-    output: Path
+    output: Path  # made by the command, which refuses one it cannot write before any work
     keep_cluster: bool = False
     run_dir: Path | None = None
 
@@ -109,7 +109,6 @@ class Demo:
         print(f"==> {text}", file=self.out, flush=True)
 
     def run(self) -> DemoResult:
-        self.options.output.mkdir(parents=True, exist_ok=True)
         with cleanup_that_finishes() as cleanup:
             cluster = self._cluster(cleanup)
             api = cluster.api()
