@@ -21,17 +21,14 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.report import machine_description, table, write_section
-from benchmarks.scaling import (
+from benchmarks.scaling_replay import (
     Row,
     Workload,
-    box_header,
-    matched_header,
-    matched_row,
-    out_of_the_box_row,
     parse_replay_arguments,
     replay_all,
     replay_arguments,
 )
+from benchmarks.scaling_rows import box_header, matched_header, matched_row, out_of_the_box_row
 from predictive_scaler.traces import column_values
 
 SECTION = "scaling-held-aside"

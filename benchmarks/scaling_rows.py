@@ -1,0 +1,140 @@
+"""The scaling benchmarks' table rows: each figure against issue 17's targets."""
+
+from __future__ import annotations
+
+from benchmarks.scaling_replay import Replayed
+from predictive_scaler.simulation import Outcome, compare
+from predictive_scaler.simulation.cadence import VARIANTS
+
+# Targets from issue 17, against the HPA at U = 0.7.
+OUT_OF_THE_BOX_SAVING = 0.15
+MATCHED_SAVING = 0.25
+MATCHED_OVERLOAD_REDUCTION = 0.60
+KEPT_BUDGETS = (0.005, 0.01, 0.02)
+BUDGET_FACTOR = 1.5
+
+
+def fmt_percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def verdict(met: bool | None) -> str:
+    return "n/a" if met is None else "met" if met else "**not met**"
+
+
+def saving(cost: float, baseline: float) -> float:
+    return 1.0 - cost / baseline
+
+
+def out_of_the_box_row(
+    label: str, setting: str, replayed: Replayed, clairvoyant: Replayed
+) -> list[str]:
+    hpa, predictive = replayed.policies["hpa"], replayed.policies["predictive"]
+    knowing = clairvoyant.policies["predictive"]
+    full = replayed.policies["oracle_at_full_utilisation"]
+    minutes = replayed.scored_minutes
+    cheaper = saving(predictive.replica_minutes, hpa.replica_minutes)
+    met = predictive.overload_minutes <= hpa.overload_minutes and cheaper >= OUT_OF_THE_BOX_SAVING
+    captured = (hpa.replica_minutes - predictive.replica_minutes) / (
+        hpa.replica_minutes - full.replica_minutes
+    )
+    return [
+        label,
+        setting,
+        f"{hpa.overload_minutes:.0f} ({hpa.overload_minutes / minutes:.2%})",
+        f"{hpa.replica_minutes:.0f}",
+        f"{predictive.overload_minutes:.0f} ({predictive.overload_minutes / minutes:.2%})",
+        f"{replayed.beyond_ceiling_minutes:.0f}",
+        f"{predictive.replica_minutes:.0f}",
+        f"{cheaper:.1%} ({verdict(met)})",
+        f"{predictive.replica_minutes / full.replica_minutes:.2f}",
+        f"{hpa.replica_minutes / full.replica_minutes:.2f}",
+        f"{captured:.0%}",
+        f"{saving(knowing.replica_minutes, hpa.replica_minutes):.1%} "
+        f"({knowing.overload_minutes:.0f} overload min)",
+    ]
+
+
+def matched_row(label: str, setting: str, replayed: Replayed, clairvoyant: Replayed) -> list[str]:
+    hpa = replayed.policies["hpa"]
+    matched = compare(replayed.budget_sweep, hpa)
+    knowing = compare(clairvoyant.budget_sweep, hpa).cost_reduction_at_baseline_overload
+    overload = matched.overload_reduction_at_baseline_cost
+    cost = matched.cost_reduction_at_baseline_overload
+    kept = []
+    for budget in KEPT_BUDGETS:
+        point = replayed.budget_sweep[replayed.budgets.index(budget)]
+        factor = point.overload_minutes / replayed.scored_minutes / budget
+        within = 1 / BUDGET_FACTOR <= factor <= BUDGET_FACTOR
+        kept.append(f"{factor:.2f}x{'' if within else ' (**not met**)'}")
+    overload_applies = hpa.overload_minutes > 0
+    return [
+        label,
+        setting,
+        f"{fmt_percent(cost)} fewer ({verdict(None if cost is None else cost >= MATCHED_SAVING)})",
+        f"{fmt_percent(overload)} fewer ("
+        + verdict(
+            (overload is not None and overload >= MATCHED_OVERLOAD_REDUCTION)
+            if overload_applies
+            else None
+        )
+        + ")",
+        *kept,
+        f"{fmt_percent(knowing)} fewer",
+    ]
+
+
+ELASTICITY_POLICIES = ("hpa", "predictive", "oracle")
+
+
+def variants_row(label: str, setting: str, variants: dict[str, Outcome]) -> list[str]:
+    """The HPA baseline four ways: overload min / replica-min, the change against the first."""
+    baseline = variants[VARIANTS[0]]
+    cells = [label, setting]
+    for name in VARIANTS:
+        outcome = variants[name]
+        more = outcome.replica_minutes / baseline.replica_minutes - 1
+        change = "" if name == VARIANTS[0] else f" ({more:+.1%})"
+        cells.append(f"{outcome.overload_minutes:.0f} / {outcome.replica_minutes:.0f}{change}")
+    return cells
+
+
+def elasticity_rows(label: str, setting: str, replayed: Replayed) -> list[list[str]]:
+    """Each policy's SPEC RG elasticity metrics, in percent."""
+    return [
+        [
+            label,
+            setting,
+            name,
+            *(f"{v:.1f}" for v in replayed.policies[name].elasticity.metrics().values()),
+        ]
+        for name in ELASTICITY_POLICIES
+    ]
+
+
+def box_header() -> list[str]:
+    return [
+        "trace",
+        "start-up",
+        "hpa overload min (share)",
+        "hpa replica-min",
+        "predictive overload min (share)",
+        "of which beyond the threshold's ceiling (min)",
+        "predictive replica-min",
+        f"fewer replica-min (target >= {OUT_OF_THE_BOX_SAVING:.0%}, overload <= hpa)",
+        "predictive / oracle@100%",
+        "hpa / oracle@100%",
+        "saving captured",
+        "clairvoyant forecast: fewer replica-min (its overload)",
+    ]
+
+
+def matched_header() -> list[str]:
+    return [
+        "trace",
+        "start-up",
+        f"replica-min at hpa's overload (target >= {MATCHED_SAVING:.0%})",
+        f"overload min at hpa's cost (target >= {MATCHED_OVERLOAD_REDUCTION:.0%})",
+        *(f"realised / budget {b:.1%}" for b in KEPT_BUDGETS),
+        "clairvoyant forecast: replica-min at hpa's overload",
+    ]

@@ -1,0 +1,78 @@
+"""How replays become the scaling report's rows, and the verdicts against issue 17's targets."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.scaling_replay import Replayed, combine
+from benchmarks.scaling_rows import KEPT_BUDGETS, matched_row, out_of_the_box_row
+from predictive_scaler.simulation import Outcome
+
+
+def outcome(overload: float, cost: float) -> Outcome:
+    return Outcome(overload_minutes=overload, replica_minutes=cost, scaling_actions=1, unserved=0.0)
+
+
+def replayed(
+    predictive: Outcome,
+    *,
+    hpa: Outcome | None = None,
+    sweep: tuple[Outcome, ...] | None = None,
+    minutes: float = 1000.0,
+) -> Replayed:
+    policies = {
+        "hpa": hpa or outcome(10.0, 100.0),
+        "predictive": predictive,
+        "oracle_at_full_utilisation": outcome(0.0, 50.0),
+    }
+    budgets = (*KEPT_BUDGETS, 0.2)
+    points = sweep or tuple(outcome(b * minutes, 100.0 - 100.0 * b) for b in budgets)
+    return Replayed(policies, points, budgets, minutes, beyond_ceiling_minutes=2.0)
+
+
+@pytest.mark.parametrize(
+    ("overload", "cost", "verdict"),
+    [
+        (10.0, 85.0, "15.0% (met)"),
+        (10.0, 86.0, "14.0% (**not met**)"),
+        # Cheap enough, but overloaded more than the HPA.
+        (11.0, 80.0, "20.0% (**not met**)"),
+    ],
+)
+def test_out_of_the_box_needs_both_the_saving_and_no_more_overload(
+    overload: float, cost: float, verdict: str
+) -> None:
+    row = out_of_the_box_row("t", "s", replayed(outcome(overload, cost)), replayed(outcome(0, 1)))
+    assert row[7] == verdict
+
+
+def test_out_of_the_box_row_reports_the_saving_captured_and_the_cost_over_the_limit() -> None:
+    row = out_of_the_box_row("t", "s", replayed(outcome(10.0, 85.0)), replayed(outcome(9.0, 80.0)))
+    # (hpa - predictive) / (hpa - oracle at 100 %) = 15 / 50.
+    assert row[10] == "30%"
+    assert (row[8], row[9]) == ("1.70", "2.00")
+    assert row[5] == "2"
+    assert row[11] == "20.0% (9 overload min)"
+
+
+def test_a_budget_is_kept_within_the_factor_and_flagged_beyond_it() -> None:
+    minutes = 1000.0
+    realised = (0.004, 0.016, 0.035)  # 0.8x, 1.6x and 1.75x of 0.5 %, 1 % and 2 %
+    points = (
+        *(outcome(share * minutes, 90.0) for share in realised),
+        outcome(200.0, 60.0),
+    )
+    row = matched_row("t", "s", replayed(outcome(10, 90), sweep=points), replayed(outcome(0, 1)))
+    assert row[4:7] == ["0.80x", "1.60x (**not met**)", "1.75x (**not met**)"]
+
+
+def test_a_fleet_sums_every_policy_sweep_point_and_minute() -> None:
+    first = replayed(outcome(1.0, 10.0), minutes=100.0)
+    second = replayed(outcome(2.0, 30.0), minutes=300.0)
+    fleet = combine([first, second])
+    assert fleet.policies["predictive"].replica_minutes == 40.0
+    assert fleet.policies["predictive"].overload_minutes == 3.0
+    assert fleet.policies["hpa"].replica_minutes == 200.0
+    assert fleet.scored_minutes == 400.0
+    assert fleet.beyond_ceiling_minutes == 4.0
+    assert fleet.budget_sweep[0].overload_minutes == pytest.approx(0.005 * 400.0)
