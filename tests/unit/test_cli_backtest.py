@@ -150,8 +150,13 @@ def test_a_trace_coarser_than_the_default_long_step_runs_on_its_own_step(
     trace = write_trace(tmp_path / "load.csv", 10 + np.sin(np.arange(300) / 10), step=900)
     report = backtest_json(capsys, "--trace", str(trace), "--column", "load", "--model", "naive")
     assert report["step_seconds"] == 900.0
-    # The default 6 h is 24 steps of 15 minutes, fewer than the models need.
+    # The default 6 h is 24 steps of 15 minutes, fewer than the models need: said so.
     assert report["scored_steps"] == 300 - MIN_HISTORY_STEPS
+    assert report["notes"] == [
+        "--history 6h is 24 steps of 15m; the forecasts read 60 (15h), the fewest a "
+        "backtest scores models on, where the operator, with the same "
+        "spec.forecast.history, reads 24"
+    ]
 
 
 def test_a_calm_trace_has_no_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

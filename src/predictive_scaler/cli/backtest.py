@@ -37,7 +37,7 @@ from predictive_scaler.simulation.backtest import (
     DEFAULT_TARGET,
     MATCH_HPA,
 )
-from predictive_scaler.units import percentage
+from predictive_scaler.units import counted, format_duration, percentage
 
 
 class Frozen(BaseModel):
@@ -245,7 +245,22 @@ def run(args: argparse.Namespace) -> BacktestReport:
         from predictive_scaler.cli.plot import plot_backtest  # noqa: PLC0415
 
         plot_backtest(load, result, args.plot, title=f"{trace.source} [{trace.column}]")
-    return report(result, trace.source, trace.column, load.size, trace_notes(load))
+    notes = [*history_notes(settings, step), *trace_notes(load)]
+    return report(result, trace.source, trace.column, load.size, notes)
+
+
+def history_notes(settings: BacktestSettings, step_seconds: float) -> list[str]:
+    """Where the backtest reads more history than the operator would with the same window."""
+    asked = math.ceil(settings.history_seconds / step_seconds)
+    read = settings.history_steps(step_seconds)
+    if read == asked:
+        return []
+    return [
+        f"--history {format_duration(settings.history_seconds)} is "
+        f"{counted(asked, 'step')} of {format_duration(step_seconds)}; the forecasts read "
+        f"{read} ({format_duration(read * step_seconds)}), the fewest a backtest scores "
+        f"models on, where the operator, with the same spec.forecast.history, reads {asked}"
+    ]
 
 
 # A sample this many times the load's 99th percentile is read as a glitch (the 99.9th,
