@@ -321,8 +321,15 @@ class SeasonKnowledge:
 
 
 def season_name(period_seconds: float) -> str:
+    """daily, weekly, or the period to three figures: a configured 192 s season is named
+    "3.2 min", not "3 min", or its "6.4 min needed" would not read as two of it."""
     named = {DAY: "daily", WEEK: "weekly"}.get(period_seconds)
-    return named or f"{_amount(period_seconds)}"
+    if named:
+        return named
+    for size, unit in ((DAY, "days"), (3600.0, "h"), (60.0, "min")):
+        if period_seconds >= size:
+            return f"{period_seconds / size:.3g} {unit}"
+    return f"{period_seconds:.3g} s"
 
 
 def _amount(seconds: float, rounding: Callable[[float], float] = round) -> str:

@@ -10,6 +10,7 @@ from predictive_scaler.forecasting.seasons import (
     SeasonKnowledge,
     TimedSeries,
     season_knowledge,
+    season_name,
 )
 
 STEP = 300.0
@@ -69,7 +70,19 @@ def test_a_load_without_seasons_is_told_so_after_the_window_is_full() -> None:
 def test_what_there_is_rounds_down_and_what_is_needed_rounds_up() -> None:
     # 5.8 of 6.4 minutes read "6 min of the 6 min needed" when both were rounded.
     short = SeasonKnowledge((), 5.8 * 60, 3.2 * 60, 6.4 * 60, in_use=False, cold=True)
-    assert short.summary() == "5 min of the 7 min needed to learn the 3 min season"
+    assert short.summary() == "5 min of the 7 min needed to learn the 3.2 min season"
+
+
+def test_a_configured_season_is_named_to_three_figures() -> None:
+    assert [season_name(s) for s in (DAY, WEEK, 192.0, 90.0, 36 * 3600.0, 2 * DAY, 45.0)] == [
+        "daily",
+        "weekly",
+        "3.2 min",
+        "1.5 min",
+        "1.5 days",
+        "2 days",
+        "45 s",
+    ]
 
 
 def test_thirteen_and_a_half_days_of_the_fourteen_needed_do_not_read_fourteen() -> None:
