@@ -326,8 +326,9 @@ def season_name(period_seconds: float) -> str:
     named = {DAY: "daily", WEEK: "weekly"}.get(period_seconds)
     if named:
         return named
-    for size, unit in ((DAY, "days"), (3600.0, "h"), (60.0, "min")):
-        if period_seconds >= size:
+    # In days from two on, as amounts of history are.
+    for from_, size, unit in ((2 * DAY, DAY, "days"), (3600.0, 3600.0, "h"), (60.0, 60.0, "min")):
+        if period_seconds >= from_:
             return f"{period_seconds / size:.3g} {unit}"
     return f"{period_seconds:.3g} s"
 

@@ -79,7 +79,7 @@ def test_a_configured_season_is_named_to_three_figures() -> None:
         "weekly",
         "3.2 min",
         "1.5 min",
-        "1.5 days",
+        "36 h",
         "2 days",
         "45 s",
     ]
