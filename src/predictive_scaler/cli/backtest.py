@@ -251,7 +251,7 @@ def run(args: argparse.Namespace) -> BacktestReport:
 
 def history_notes(settings: BacktestSettings, step_seconds: float) -> list[str]:
     """Where the backtest reads more history than the operator would with the same window."""
-    asked = math.ceil(settings.history_seconds / step_seconds)
+    asked = settings.asked_history_steps(step_seconds)
     read = settings.history_steps(step_seconds)
     if read == asked:
         return []

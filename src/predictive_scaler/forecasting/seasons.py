@@ -326,11 +326,19 @@ def season_name(period_seconds: float) -> str:
     named = {DAY: "daily", WEEK: "weekly"}.get(period_seconds)
     if named:
         return named
-    # In days from two on, as amounts of history are.
-    for from_, size, unit in ((2 * DAY, DAY, "days"), (3600.0, 3600.0, "h"), (60.0, 60.0, "min")):
-        if period_seconds >= from_:
-            return f"{period_seconds / size:.3g} {unit}"
-    return f"{period_seconds:.3g} s"
+    if period_seconds < 60.0:
+        return f"{period_seconds:.3g} s"
+    size, unit = _unit(period_seconds)
+    return f"{period_seconds / size:.3g} {unit}"
+
+
+def _unit(seconds: float) -> tuple[float, str]:
+    """The unit a person would say an amount of time in: days from two on, then h, then min."""
+    if seconds >= 2 * DAY:
+        return DAY, "days"
+    if seconds >= 3600.0:
+        return 3600.0, "h"
+    return 60.0, "min"
 
 
 def _amount(seconds: float, rounding: Callable[[float], float] = round) -> str:
@@ -339,14 +347,11 @@ def _amount(seconds: float, rounding: Callable[[float], float] = round) -> str:
     ``rounding`` is floor for what there is and ceil for what is needed, so
     "6 min of the 7 min needed" never reads "6 min of the 6 min" while short.
     """
-    if seconds >= 2 * DAY:
-        if seconds >= 10 * DAY:  # whole days, rounded as asked, not by the format
-            return f"{rounding(seconds / DAY):.0f} days"
-        days = rounding(seconds / DAY * 10) / 10
-        return f"{days:.0f} days" if days == round(days) else f"{days:.1f} days"
-    if seconds >= 3600.0:
-        return f"{rounding(seconds / 3600.0):.0f} h"
-    return f"{rounding(seconds / 60.0):.0f} min"
+    size, unit = _unit(seconds)
+    if size != DAY or seconds >= 10 * DAY:  # whole units, rounded as asked
+        return f"{rounding(seconds / size):.0f} {unit}"
+    days = rounding(seconds / DAY * 10) / 10
+    return f"{days:.0f} days" if days == round(days) else f"{days:.1f} days"
 
 
 def season_knowledge(

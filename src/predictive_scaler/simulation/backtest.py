@@ -77,8 +77,13 @@ class BacktestSettings:
         if self.startup_steps < 0:
             raise ValueError(f"startup steps must be >= 0, got {self.startup_steps}")
 
+    def asked_history_steps(self, step_seconds: float) -> int:
+        """The steps ``history_seconds`` holds, as the operator reads them."""
+        return math.ceil(self.history_seconds / step_seconds)
+
     def history_steps(self, step_seconds: float) -> int:
-        return max(MIN_HISTORY_STEPS, math.ceil(self.history_seconds / step_seconds))
+        """The steps the forecasts read: as asked, but at least MIN_HISTORY_STEPS."""
+        return max(MIN_HISTORY_STEPS, self.asked_history_steps(step_seconds))
 
     def replay_config(self, load: FloatArray, step_seconds: float) -> ReplayConfig:
         """The replay every policy of this backtest runs in: scored after the history."""
