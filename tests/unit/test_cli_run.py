@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from predictive_scaler.cli import main
@@ -14,3 +17,21 @@ def test_run_with_bad_configuration_exits_2_naming_the_variable(
     error = capsys.readouterr().err
     assert "PROMETHEUS_URL" in error
     assert "PREDICTIVE_SCALER_METRICS_PORT" in error
+
+
+def test_the_run_command_registers_every_kopf_handler() -> None:
+    # In a fresh interpreter: in this one, another test may have imported a
+    # handler module already, and the check would pass whatever `run` imports.
+    script = (
+        "import kopf, predictive_scaler.cli.run\n"
+        "registry = kopf.get_default_registry()\n"
+        "for kind in (registry._activities, registry._spawning, registry._indexing):\n"
+        "    print(*sorted(handler.id for handler in kind.get_all_handlers()))\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    activities, daemons, indexes = (set(line.split()) for line in shown)
+    assert {"configure", "stop_rebalancing"} <= activities
+    assert daemons == {"evaluate"}
+    assert indexes == {"hpa_targets", "scaler_targets"}

@@ -13,8 +13,9 @@ from typing import Any
 import kopf
 from kubernetes import config
 
+# Importing these modules registers their kopf handlers.
+from predictive_scaler.operator import handlers, lifecycle  # noqa: F401
 from predictive_scaler.operator.apiclient import operator_api_client
-from predictive_scaler.operator.handlers import OperatorState
 from predictive_scaler.operator.kube import Kubernetes
 from predictive_scaler.operator.leadership import Leadership
 from predictive_scaler.operator.metric_sources import metric_source
@@ -23,6 +24,7 @@ from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.selection_workers import SelectionWorkers
 from predictive_scaler.operator.settings import OperatorSettings, SettingsError
+from predictive_scaler.operator.state import OperatorState
 
 HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_METRICS_SOURCE       prometheus (default) | metrics-api (metrics-server)

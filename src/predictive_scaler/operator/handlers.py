@@ -1,4 +1,4 @@
-"""kopf handlers: thin glue between the cluster's events and :class:`Evaluator`.
+"""kopf's per-object handlers: thin glue between the cluster's events and :class:`Evaluator`.
 
 Each PredictiveScaler gets a daemon (kopf's per-object loop) that evaluates it
 every `spec.syncPeriod`: kopf timers take a fixed interval, a daemon reads the
@@ -6,133 +6,34 @@ live spec on every turn. The evaluation (API calls, Prometheus, the forecast
 of the fitted model) runs in a worker thread, never on the event loop; model
 selections run in worker processes. Both queue fairly by namespace
 (:mod:`.fairness`), so one namespace's backlog is not another's wait, and a
-cheap evaluation never waits behind a selection.
+cheap evaluation never waits behind a selection. The process-wide
+handlers (start-up, leadership, the rebalancing loop) are in :mod:`.lifecycle`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 import kopf
-from aiohttp import web
-from prometheus_client import start_http_server
 
 from predictive_scaler.forecasting import RefreshRequest
 from predictive_scaler.forecasting.refresh import Delivery, Submit
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.cadence import Cadence
 from predictive_scaler.operator.conditions import Lateness
-from predictive_scaler.operator.fairness import FairQueue
-from predictive_scaler.operator.kube import FINALIZER, Kubernetes
-from predictive_scaler.operator.leadership import Leadership
-from predictive_scaler.operator.rebalancer import Rebalancer
-from predictive_scaler.operator.reconcile import Evaluation, Evaluator, EventNote, ObjectRef
+from predictive_scaler.operator.reconcile import Evaluation, EventNote, ObjectRef
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, Mode
 from predictive_scaler.operator.rivals import HpaClaim, ScalerClaim, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
-from predictive_scaler.operator.selection_workers import SelectionWorkers
-from predictive_scaler.operator.settings import OperatorSettings
-from predictive_scaler.operator.shard import selector_matcher
+from predictive_scaler.operator.state import OperatorState
 from predictive_scaler.refs import WorkloadRef
 from predictive_scaler.units import parse_duration
 
 DEFAULT_SYNC_SECONDS = 30.0
-CRD_CHECK_SECONDS = 5.0
-
-
-@dataclass
-class OperatorState:
-    """Shared by every handler through kopf's `memo`."""
-
-    settings: OperatorSettings
-    evaluator: Evaluator
-    # The operator's own requests beyond an evaluation's (the CRD-deletion check).
-    kube: Kubernetes
-    # Evaluation threads; their seats are handed out by `evaluations`.
-    executor: concurrent.futures.ThreadPoolExecutor
-    selection_workers: SelectionWorkers
-    # The rebalancer and the CRD check: never holding a seat an evaluation waits for.
-    background: concurrent.futures.ThreadPoolExecutor = field(
-        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(
-            2, thread_name_prefix="background"
-        )
-    )
-    rebalancer: Rebalancer | None = None
-    # None: this process always acts. Else it acts only while it holds the Lease.
-    leadership: Leadership | None = None
-    runtimes: dict[str, ObjectRuntime] = field(default_factory=dict)
-    # The status this process wrote last, per object: the watch may not have
-    # delivered it yet when the next turn starts, and the decision state must
-    # never go back in time.
-    written: dict[str, dict[str, Any]] = field(default_factory=dict)
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    # Selections under way: cancelled at shutdown.
-    selecting: set[asyncio.Task[Any]] = field(default_factory=set)
-
-    @functools.cached_property
-    def evaluations(self) -> FairQueue:
-        return FairQueue(
-            self.settings.evaluation_workers,
-            on_depth=metrics.QUEUED.labels("evaluation").set,
-        )
-
-    @functools.cached_property
-    def selections(self) -> FairQueue:
-        return FairQueue(
-            self.selection_workers.processes,
-            on_depth=metrics.QUEUED.labels("selection").set,
-        )
-
-    @functools.cached_property
-    def in_shard(self) -> Callable[[Mapping[str, str] | None], bool]:
-        return selector_matcher(self.settings.shard_selector)
-
-    def acting(self) -> bool:
-        """False once the Lease is lost: no evaluation or eviction may start after that."""
-        return self.leadership is None or self.leadership.leading.is_set()
-
-
-@kopf.on.startup()
-async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
-    state: OperatorState = memo["state"]
-    settings.persistence.finalizer = FINALIZER
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=GROUP, key="last-handled-configuration"
-    )
-    # Re-list now and then even when the connection looks healthy, and never
-    # hang forever on a silent one.
-    settings.watching.server_timeout = 300
-    settings.watching.client_timeout = 330
-    settings.watching.connect_timeout = 30
-    # Our Events say what happened; kopf's per-handler log Events would be noise.
-    settings.posting.level = logging.WARNING
-    start_http_server(state.settings.metrics_port, addr=state.settings.bind_address)
-    metrics.LEADER.set(0)
-    if state.leadership is not None:
-        # kopf starts no watch before its start-up handlers return: a standby
-        # waits here, watching nothing and acting on nothing.
-        await _stand_by(state.leadership, state.settings)
-    metrics.LEADER.set(1)
-    if state.rebalancer is not None:
-        state.tasks.append(asyncio.create_task(_rebalance_forever(state), name="rebalance"))
-    state.tasks.append(asyncio.create_task(_release_on_crd_deletion(state), name="crd-watch"))
-
-
-@kopf.on.cleanup()
-async def stop_rebalancing(memo: kopf.Memo, **_: Any) -> None:
-    state: OperatorState = memo["state"]
-    tasks = [*state.tasks, *state.selecting]
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _log_note(namespace: str, name: str, note: EventNote) -> None:
@@ -147,73 +48,6 @@ def _log_note(namespace: str, name: str, note: EventNote) -> None:
     logging.getLogger(__name__).log(
         level, "[%s/%s] %s: %s", namespace, name, note.reason, note.message
     )
-
-
-async def _stand_by(leadership: Leadership, settings: OperatorSettings) -> None:
-    """Serve the liveness endpoint (kopf's starts later) until this process holds the Lease."""
-    log = logging.getLogger(__name__)
-    log.info("standing by until Lease %s is ours", leadership.lease)
-
-    async def healthy(_: web.Request) -> web.Response:
-        return web.json_response({"standby": True})
-
-    app = web.Application()
-    app.add_routes([web.get("/healthz", healthy)])
-    runner = web.AppRunner(app, handle_signals=False)
-    await runner.setup()
-    await web.TCPSite(runner, settings.bind_address, settings.liveness_port).start()
-    try:
-        # Short waits on the election thread's event, so a shutdown is not held up.
-        while not await asyncio.to_thread(leadership.leading.wait, 1.0):
-            pass
-    finally:
-        await runner.cleanup()
-    log.info("holding Lease %s: acting", leadership.lease)
-
-
-async def _rebalance_forever(state: OperatorState) -> None:
-    """One loop per operator (not per object), every PREDICTIVE_SCALER_REBALANCE_INTERVAL.
-
-    The first cycle comes one interval after start, not at once: however often
-    the operator restarts (or fails over), two cycles are an interval apart,
-    so a crash mid-cycle never doubles the eviction budget of an interval.
-    """
-    assert state.rebalancer is not None
-    loop = asyncio.get_running_loop()
-    await asyncio.sleep(state.settings.rebalance_interval)
-    while True:
-        began = time.monotonic()
-        try:
-            if not state.acting():
-                return
-            await loop.run_in_executor(state.background, state.rebalancer.cycle, time.time())
-        except Exception as error:  # noqa: BLE001 - a failed cycle is retried next interval
-            metrics.RECONCILE_ERRORS.labels("rebalance").inc()
-            logging.getLogger(__name__).warning("rebalancing cycle failed: %r", error)
-        elapsed = time.monotonic() - began
-        metrics.REBALANCE_SECONDS.observe(elapsed)
-        await asyncio.sleep(max(0.0, state.settings.rebalance_interval - elapsed))
-
-
-async def _release_on_crd_deletion(state: OperatorState) -> None:
-    """Every few seconds: if our CRD is being deleted, let its objects go (see Kubernetes)."""
-    loop = asyncio.get_running_loop()
-    log = logging.getLogger(__name__)
-    kube = state.kube
-    while True:
-        try:
-            released = await loop.run_in_executor(
-                state.background,
-                kube.release_if_crd_deleted,
-                state.settings.namespaces,
-                state.settings.shard_selector,
-            )
-        except Exception as error:  # noqa: BLE001 - the API server may be away; try again
-            log.warning("checking the CRD for deletion failed: %r", error)
-        else:
-            if released:
-                log.warning("CRD is being deleted; released %s", ", ".join(released))
-        await asyncio.sleep(CRD_CHECK_SECONDS)
 
 
 def _sync_seconds(spec: Any) -> float:

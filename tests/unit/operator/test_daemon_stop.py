@@ -20,6 +20,7 @@ from predictive_scaler.operator.fairness import FairQueue
 from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.selection_workers import SelectionWorkers
+from predictive_scaler.operator.state import OperatorState
 from tests.unit.operator.test_evaluator import SETTINGS, FakeSource, FakeWorkloads, spec
 
 pytestmark = pytest.mark.unit
@@ -54,8 +55,8 @@ class CountingWorkers:
         pass
 
 
-def operator_state(workloads: FakeWorkloads, workers: CountingWorkers) -> handlers.OperatorState:
-    return handlers.OperatorState(
+def operator_state(workloads: FakeWorkloads, workers: CountingWorkers) -> OperatorState:
+    return OperatorState(
         settings=SETTINGS,
         evaluator=Evaluator(workloads, FakeSource(level=2.0), SETTINGS),
         kube=None,  # type: ignore[arg-type]  # what these tests run never reaches it
