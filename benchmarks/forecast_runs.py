@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,8 @@ class RunSize:
     walks: int
     walk_vms: int
     timing_budget_seconds: float
+    # Origins a trace in a new workload's first two weeks (see cold_start).
+    cold_origins: int
 
 
 # 60 origins a trace (3 on each of 20 Google VMs): at 20 the per-origin spread decided the
@@ -88,8 +90,11 @@ class RunSize:
 # trace (one on each Google VM): a walk's steps are correlated, so 3 walks put a standard
 # error of 1-2 points on the band's coverage, as wide as the 88-92 % it is held to; 20
 # bring it to about one point. The full run takes about 9 minutes on two cores.
-FULL_RUN = RunSize(60, 3, 20, 20, 20, 1.0)
-QUICK_RUN = RunSize(5, 2, 5, 1, 1, 0.2)
+FULL_RUN = RunSize(60, 3, 20, 20, 20, 1.0, 40)
+QUICK_RUN = RunSize(5, 2, 5, 1, 1, 0.2, 3)
+# A new workload's first two weeks: from three days (two daily cycles and a day to score)
+# to the fourteen after which the main origins begin and a weekly season can be learnt.
+COLD_START_DAYS = (3.0, 14.0)
 
 
 @dataclass(frozen=True)
@@ -186,6 +191,23 @@ def origins_for(spec: TraceSpec, workload: Workload, count: int, ahead: int = HO
     return spread_origins(
         workload.observed, workload.steps(RECENT_SECONDS), count, ahead=ahead, first=first
     )
+
+
+def cold_start(spec: TraceSpec, workload: Workload) -> tuple[TraceSpec, Workload] | None:
+    """The trace as a workload in its first two weeks, or None when it holds no such weeks.
+
+    Only the traces whose main origins wait for two weeks have them: the workload is cut
+    after COLD_START_DAYS' end (and the horizon), so every origin falls inside them.
+    """
+    first, last = COLD_START_DAYS
+    if spec.min_long_days < last or spec.vm_column is not None:
+        return None
+    end = workload.steps(last * 86_400.0) + HORIZON
+    label = f"{spec.label}, days {first:g}-{last:g}"
+    cut = Workload(
+        workload.name, workload.values[:end], workload.observed[:end], workload.step_seconds
+    )
+    return replace(spec, label=label, min_long_days=first), cut
 
 
 def long_history(workload: Workload, origin: int) -> TimedSeries:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from statistics import median
 
@@ -24,15 +24,20 @@ from benchmarks.forecast_runs import (
     RunSize,
     TraceSpec,
     Workload,
+    cold_start,
     histories_at,
     model_jobs,
     origins_for,
 )
 from benchmarks.report import progress
+from predictive_scaler.forecasting import Auto
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.metrics import mase
 
 SCORED_HORIZONS = (1, 2, 5)
+# In a new workload's first two weeks: auto, the baselines and the anchors (every library
+# model would double the run for rows nobody compares there).
+COLD_START_MODELS = ("naive", "seasonal_naive", Auto.name)
 WORST_QUANTILE = 0.95
 # A reference, not a contender: the equal-weight mean of the anchors' forecasts at each
 # origin. Where even it is behind the best single anchor, the target "at or below the best
@@ -154,11 +159,19 @@ def season_label(histories: Histories, step_seconds: float) -> str:
 
 
 def evaluate_workload(
-    workload: Workload, origins: Sequence[int], on_origin: Callable[[Histories], None]
+    workload: Workload,
+    origins: Sequence[int],
+    on_origin: Callable[[Histories], None],
+    models: Collection[str] | None = None,
 ) -> list[OriginScore]:
-    """Every model scored at each origin in turn: the scores of one origin, then the next."""
+    """Every model (or those of ``models``, with the anchors) scored at each origin in turn:
+    the scores of one origin, then the next."""
     scores: list[OriginScore] = []
-    jobs = model_jobs()
+    jobs = {
+        name: job
+        for name, job in model_jobs().items()
+        if models is None or name in models or name in ANCHORS
+    }
     for origin in origins:
         histories = histories_at(workload, origin)
         actual = workload.values[origin : origin + HORIZON]
@@ -233,8 +246,16 @@ def accuracy_rows(trace: str, scores: Sequence[OriginScore]) -> tuple[AccuracyRo
     return tuple(rows)
 
 
-def evaluate_trace(spec: TraceSpec, workloads: Sequence[Workload], size: RunSize) -> TraceResult:
-    per_workload = size.origins if spec.vm_column is None else size.origins_per_vm
+def evaluate_trace(
+    spec: TraceSpec,
+    workloads: Sequence[Workload],
+    size: RunSize,
+    *,
+    per_workload: int | None = None,
+    models: Collection[str] | None = None,
+) -> TraceResult:
+    if per_workload is None:
+        per_workload = size.origins if spec.vm_column is None else size.origins_per_vm
     plans = [(w, origins_for(spec, w, per_workload)) for w in workloads]
     total = sum(len(origins) for _, origins in plans)
     done = 0
@@ -251,7 +272,7 @@ def evaluate_trace(spec: TraceSpec, workloads: Sequence[Workload], size: RunSize
     scores: list[OriginScore] = []
     clusters: list[int] = []
     for index, (workload, origins) in enumerate(plans):
-        scores += evaluate_workload(workload, origins, on_origin)
+        scores += evaluate_workload(workload, origins, on_origin, models)
         first = len(clusters)
         # A Google VM's origins share the VM; elsewhere each origin is its own cluster.
         clusters += [index] * len(origins) if spec.vm_column else range(first, first + len(origins))
@@ -277,3 +298,24 @@ def per_origin_mase(scores: Sequence[OriginScore]) -> dict[str, FloatArray]:
         name: np.array([s.mase for s in model_scores], dtype=np.float64)
         for name, model_scores in scores_by_model(scores).items()
     }
+
+
+def evaluate_cold_starts(
+    loaded: Sequence[tuple[TraceSpec, Sequence[Workload]]], size: RunSize
+) -> list[TraceResult]:
+    """Auto, the baselines and the anchors on every trace with a new workload's two weeks."""
+    results = []
+    for spec, workloads in loaded:
+        cut = cold_start(spec, workloads[0])
+        if cut is not None:
+            cold_spec, workload = cut
+            results.append(
+                evaluate_trace(
+                    cold_spec,
+                    [workload],
+                    size,
+                    per_workload=size.cold_origins,
+                    models=COLD_START_MODELS,
+                )
+            )
+    return results

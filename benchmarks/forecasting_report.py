@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.forecast_runs import (
+    COLD_START_DAYS,
     HORIZON,
     LEVEL,
     LONG_SECONDS,
@@ -321,10 +322,29 @@ def render_speed_intro() -> str:
     )
 
 
+def render_cold_start_intro(results: Sequence[TraceResult]) -> str:
+    first, last = COLD_START_DAYS
+    found = "; ".join(
+        f"{result.spec.label}: {result.origins} origins, long history "
+        f"{result.long_points[0]:,}-{result.long_points[1]:,} points, seasons found "
+        + ", ".join(f"{name} {count}" for name, count in result.seasons)
+        for result in results
+    )
+    return (
+        f"A new workload's first two weeks: origins from day {first:g} to day {last:g} of the "
+        "traces that hold them, where a daily season can be learnt and a weekly one only in "
+        "the last days (two weeks are needed; the main origins above begin at day 14). Same "
+        "histories, scores and comparison as above; only `auto`, the two baselines and the "
+        "anchors run. No target is set for "
+        f"this regime; it is reported because every workload passes through it. {found}."
+    )
+
+
 def render_report(
     settings: Settings,
     *,
     results: Sequence[TraceResult],
+    cold_starts: Sequence[TraceResult],
     walks: Sequence[WalkResult],
     costs: Sequence[Cost],
     speed: Sequence[SpeedRow],
@@ -372,5 +392,16 @@ def render_report(
     ]
     for result in results:
         lines += [*render_accuracy(result), ""]
+    if cold_starts:
+        lines += [
+            "### Cold start",
+            "",
+            render_cold_start_intro(cold_starts),
+            "",
+            *render_summary(cold_starts),
+            "",
+        ]
+        for result in cold_starts:
+            lines += [*render_accuracy(result), ""]
     lines += ["### Speed", "", render_speed_intro(), "", *render_speed(speed)]
     return "\n".join(lines) + "\n"

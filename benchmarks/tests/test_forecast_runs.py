@@ -8,13 +8,18 @@ import numpy as np
 import pytest
 
 from benchmarks.forecast_runs import (
+    COLD_START_DAYS,
+    HORIZON,
     LONG_SECONDS,
     RECENT_SECONDS,
+    TRACES,
     BoolArray,
     Workload,
+    cold_start,
     histories_at,
     long_history,
     one_step_scale,
+    origins_for,
     recent_window,
     spread_origins,
     stl_jumps,
@@ -101,3 +106,22 @@ def test_stl_jumps_are_a_tenth_of_each_window() -> None:
     trend = math.ceil(1.5 * 1440 / (1 - 1.5 / 11))
     assert jumps["trend_jump"] == math.ceil((trend + (trend % 2 == 0)) / 10)
     assert jumps["low_pass_jump"] == 145
+
+
+def test_a_cold_start_keeps_only_a_new_workloads_first_two_weeks() -> None:
+    nasa, alibaba, _, google = TRACES
+    workload = minute_workload(20.0)
+    cut = cold_start(nasa, workload)
+    assert cut is not None
+    spec, young = cut
+    first, last = COLD_START_DAYS
+    assert spec.min_long_days == first
+    assert young.values.size == round(last * 1440) + HORIZON
+    origins = origins_for(spec, young, 40)
+    assert len(origins) == 40
+    assert min(origins) >= first * 1440
+    # The last origin's horizon ends where the cut does: no origin sees day 14's end.
+    assert max(origins) + HORIZON <= young.values.size
+    # Traces without two weeks (Alibaba's 8 days, Google's 24 h VMs) have no such table.
+    assert cold_start(alibaba, workload) is None
+    assert cold_start(google, workload) is None
