@@ -90,6 +90,10 @@ class RecentResults:
                 self._results.popitem(last=False)
         return value
 
+    def clear(self) -> None:
+        with self._lock:
+            self._results.clear()
+
 
 # A fit (an order search's results, about 1.2 MiB on 600 points) per pathway
 # and workload being selected at once; the filters of every backtest origin of
@@ -97,6 +101,16 @@ class RecentResults:
 # points, so at most about 9 MiB).
 RECENT_FITS = RecentResults(8)
 RECENT_FILTERS = RecentResults(64)
+
+
+def forget_recent_results() -> None:
+    """Empty both caches, so that the next fit pays for its own search and filters.
+
+    For timing one model's fit as a workload's selection would: there, no
+    other model has just searched the same window.
+    """
+    RECENT_FITS.clear()
+    RECENT_FILTERS.clear()
 
 
 def shed_filter_buffers(results: Any) -> Any:
