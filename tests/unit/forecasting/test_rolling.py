@@ -44,20 +44,26 @@ def test_the_networks_numpy_output_is_its_pipelines() -> None:
     np.testing.assert_allclose(model._network(rows), model.network_.predict(rows), rtol=1e-9)
 
 
-@pytest.mark.parametrize("length", [240, 720])
-def test_a_selection_searches_arimas_orders_once_for_arima_and_arima_rbf(
-    length: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # 720 points outgrow ARIMA's 600-point window, so the backtest filters once per
-    # origin: those filters once pushed the search out of a cache shared with them.
-    searches: list[int] = []
+@pytest.fixture
+def searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The window sizes of every ARIMA order search from here on."""
+    sizes: list[int] = []
     search = Arima._search
 
     def counted(self: Arima, window: np.ndarray, start: tuple[float, ...] | None) -> object:
-        searches.append(window.size)
+        sizes.append(window.size)
         return search(self, window, start)
 
     monkeypatch.setattr(Arima, "_search", counted)
+    return sizes
+
+
+@pytest.mark.parametrize("length", [240, 720])
+def test_a_selection_searches_arimas_orders_once_for_arima_and_arima_rbf(
+    length: int, monkeypatch: pytest.MonkeyPatch, searches: list[int]
+) -> None:
+    # 720 points outgrow ARIMA's 600-point window, so the backtest filters once per
+    # origin: those filters once pushed the search out of a cache shared with them.
     # Empty caches of the sizes the library runs with: no earlier test's fit is found.
     for cache in ("RECENT_FITS", "RECENT_FILTERS"):
         size = getattr(arima_module, cache).size
@@ -68,18 +74,8 @@ def test_a_selection_searches_arimas_orders_once_for_arima_and_arima_rbf(
     assert len(searches) == 1, searches
 
 
-def test_forgetting_recent_results_makes_the_next_fit_search_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_forgetting_recent_results_makes_the_next_fit_search_again(searches: list[int]) -> None:
     # What the forecasting benchmark relies on to time each fit as a workload's own.
-    searches: list[int] = []
-    search = Arima._search
-
-    def counted(self: Arima, window: np.ndarray, start: tuple[float, ...] | None) -> object:
-        searches.append(window.size)
-        return search(self, window, start)
-
-    monkeypatch.setattr(Arima, "_search", counted)
     series = seasonal_load(200) + np.linspace(0.0, 1.0, 200)
     forget_recent_results()
     Arima().fit(series)
