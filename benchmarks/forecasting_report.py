@@ -265,7 +265,8 @@ METHOD = (
     "band, and the band's mean width over the mean load. Time per fit is the median CPU time "
     "of one fit and forecast on one thread (auto: the whole `forecast_series`, both "
     "selections included): the cost on one core, which a busy machine's wall clock would "
-    "inflate."
+    "inflate. Every fit starts from empty caches: no model reuses the order search that "
+    "another made of the same window, as no workload's selection can."
 )
 
 
