@@ -205,9 +205,7 @@ def cold_start(spec: TraceSpec, workload: Workload) -> tuple[TraceSpec, Workload
         return None
     end = workload.steps(last * 86_400.0) + HORIZON
     label = f"{spec.label}, days {first:g}-{last:g}"
-    cut = Workload(
-        workload.name, workload.values[:end], workload.observed[:end], workload.step_seconds
-    )
+    cut = replace(workload, values=workload.values[:end], observed=workload.observed[:end])
     return replace(spec, label=label, min_long_days=first), cut
 
 

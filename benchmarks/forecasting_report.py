@@ -336,8 +336,8 @@ def render_cold_start_intro(results: Sequence[TraceResult]) -> str:
         "traces that hold them, where a daily season can be learnt and a weekly one only in "
         "the last days (two weeks are needed; the main origins above begin at day 14). Same "
         "histories, scores and comparison as above; only `auto`, the two baselines and the "
-        "anchors run. No target is set for "
-        f"this regime; it is reported because every workload passes through it. {found}."
+        "anchors run. No target is set for this regime; it is reported because every "
+        f"workload passes through it. {found}."
     )
 
 

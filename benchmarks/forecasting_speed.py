@@ -8,7 +8,6 @@ between) is measured on its own path in the coverage half.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -16,6 +15,7 @@ from statistics import median
 
 from benchmarks.forecast_runs import (
     HORIZON,
+    Outcome,
     RunSize,
     SeriesJob,
     TraceSpec,
@@ -27,7 +27,6 @@ from benchmarks.forecast_runs import (
 from benchmarks.report import progress
 from predictive_scaler.forecasting import MODEL_NAMES, Auto, select_model
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.forecasting.models.state_space import forget_recent_results
 
 TIMING_LENGTHS = (300, 1000)
 # NASA's day in its minute steps.
@@ -46,15 +45,12 @@ class SpeedRow:
     per_series: tuple[float, ...]
 
 
-def median_seconds(call: Callable[[], object], budget: float) -> float:
+def median_seconds(call: Callable[[], Outcome], budget: float) -> float:
+    """Median of the calls' own timings (each from empty caches: see ``timed``)."""
     call()  # first calls pay for imports
     times: list[float] = []
     while len(times) < MIN_REPEATS or (sum(times) < budget and len(times) < MAX_REPEATS):
-        # A repeat on the same series would find the last one's order search cached.
-        forget_recent_results()
-        start = time.process_time()
-        call()
-        times.append(time.process_time() - start)
+        times.append(call().seconds)
     return median(times)
 
 
