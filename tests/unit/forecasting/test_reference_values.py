@@ -15,9 +15,8 @@ from statsmodels.tsa.forecasting.theta import ThetaModel
 
 import predictive_scaler.forecasting.models.arima as arima_module
 from predictive_scaler.forecasting import clean_series
-from predictive_scaler.forecasting.models.arima import (
-    APPROXIMATE_ABOVE,
-    Arima,
+from predictive_scaler.forecasting.models.arima import APPROXIMATE_ABOVE, Arima
+from predictive_scaler.forecasting.models.arima_rules import (
     approximate_criterion,
     css_fit,
     differencing_order,

@@ -11,7 +11,8 @@ from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.catalog import BASE_MODELS
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.metrics import naive_scale
-from predictive_scaler.forecasting.models.arima import Arima, on_invertibility_boundary
+from predictive_scaler.forecasting.models.arima import Arima
+from predictive_scaler.forecasting.models.arima_rules import on_invertibility_boundary
 from predictive_scaler.forecasting.selection import POOL
 
 

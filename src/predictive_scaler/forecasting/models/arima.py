@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import inspect
 import itertools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import least_squares
-from scipy.signal import lfilter
 from statsmodels.tsa.arima.model import ARIMA
-from statsmodels.tsa.stattools import kpss
 
 from predictive_scaler.forecasting.base import ForecastModel, guarded_means
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.models.arima_rules import (
+    approximate_criterion,
+    css_fit,
+    differencing_order,
+    invert_ma,
+    on_invertibility_boundary,
+    stationary_and_invertible,
+)
 from predictive_scaler.forecasting.models.search import lowest_criterion
 from predictive_scaler.forecasting.models.state_space import (
     RECENT_FILTERS,
@@ -27,7 +31,6 @@ from predictive_scaler.forecasting.models.state_space import (
 
 Order = tuple[int, int, int]
 CRITERIA = ("aic", "bic", "aicc")
-KPSS_SIGNIFICANCE = 0.05
 # Windows longer than this search their order on conditional sums of squares,
 # as R's auto.arima does by default (Hyndman and Khandakar, 2008): only the
 # order chosen is fitted by exact maximum likelihood. R's 150 is kept though
@@ -37,8 +40,6 @@ KPSS_SIGNIFICANCE = 0.05
 # than the (2,0,2) exact likelihood finds (CSS estimates on short windows
 # leave AR parts non-stationary, so better orders give way).
 APPROXIMATE_ABOVE = 150
-# An MA root closer than this to the unit circle is on the invertibility boundary.
-MA_ROOT_MARGIN = 1e-3
 # L-BFGS iterations of a maximum-likelihood fit started from estimates near
 # the optimum (the order search's CSS estimates, as R's CSS-ML does, or the
 # last fit's on a window that moved a little). statsmodels' default of 50 is
@@ -48,88 +49,6 @@ MA_ROOT_MARGIN = 1e-3
 # 1.09 s to 0.62 s of CPU (NASA 0.23 to 0.19 s), MASE at h = 1/2/5 within
 # 0.003 on every public trace.
 WARM_START_ITERATIONS = 10
-
-
-def css_residuals(params: FloatArray, x: FloatArray, p: int, q: int, mean: bool) -> FloatArray:
-    """One-step errors of ARMA(p, q) on ``x`` conditional on its first p values, errors before 0.
-
-    ``params`` are [mean (when ``mean``), phi_1..phi_p, theta_1..theta_q].
-    """
-    level = params[0] if mean else 0.0
-    phi, theta = params[int(mean) : int(mean) + p], params[int(mean) + p :]
-    centred = x - level
-    innovations = centred[p:].copy()
-    for lag in range(1, p + 1):
-        innovations -= phi[lag - 1] * centred[p - lag : centred.size - lag]
-    if q == 0:
-        return innovations
-    errors = lfilter([1.0], np.concatenate([[1.0], theta]), innovations)
-    return np.asarray(errors, dtype=np.float64)
-
-
-def css_fit(x: FloatArray, p: int, q: int, mean: bool) -> tuple[FloatArray, float]:
-    """Conditional-sum-of-squares ARMA(p, q) estimates and their error variance.
-
-    The objective of R's ``arima(method = "CSS")``, minimised by
-    Levenberg-Marquardt from zero coefficients and the sample mean.
-    """
-    start = np.concatenate([[float(x.mean())] if mean else [], np.zeros(p + q)])
-    if start.size == 0:
-        return start, float(np.mean(x**2))
-    solution = least_squares(css_residuals, start, args=(x, p, q, mean), method="lm")
-    errors = np.asarray(solution.fun, dtype=np.float64)
-    if not np.isfinite(errors).all():
-        raise ValueError("conditional sum of squares diverged")
-    return np.asarray(solution.x, dtype=np.float64), float(np.mean(errors**2))
-
-
-def approximate_criterion(variance: float, n: int, k: int, criterion: str) -> float:
-    """An information criterion from an error variance, as auto.arima's approximation scores."""
-    deviance = n * np.log(max(variance, 1e-300))
-    if criterion == "bic":
-        return float(deviance + k * np.log(n))
-    aic = float(deviance + 2 * k)
-    if criterion == "aicc":
-        return aic + 2 * k * (k + 1) / max(n - k - 1, 1)
-    return aic
-
-
-def _roots_outside_unit_circle(lag_coefficients: FloatArray, margin: float) -> bool:
-    """Whether 1 + c_1 z + ... + c_k z^k has every root beyond 1 + ``margin`` in modulus."""
-    if not lag_coefficients.size:
-        return True
-    roots = np.roots(np.concatenate([[1.0], lag_coefficients])[::-1])
-    return bool((np.abs(roots) > 1.0 + margin).all())
-
-
-def _stationary_and_invertible(phi: FloatArray, theta: FloatArray) -> bool:
-    return _roots_outside_unit_circle(-phi, 1e-6) and _roots_outside_unit_circle(theta, 1e-6)
-
-
-def invert_ma(theta: FloatArray) -> FloatArray:
-    """MA coefficients with every root inside the unit circle reflected outside (R's maInvert).
-
-    1 + theta_1 z + ... has the same autocorrelations with a root r as with
-    1 / r: the invertible one of the two is the process's usual
-    parametrisation, and a start the likelihood's optimiser can use.
-    """
-    nonzero = np.flatnonzero(theta)
-    if not nonzero.size:
-        return theta
-    used = theta[: nonzero[-1] + 1]
-    roots = np.roots(np.concatenate([[1.0], used])[::-1])
-    inside = np.abs(roots) < 1.0
-    if not inside.any():
-        return theta
-    roots[inside] = 1.0 / roots[inside]
-    polynomial = np.array([1.0 + 0.0j])
-    for root in roots:
-        polynomial = (
-            np.concatenate([polynomial, [0.0]]) - np.concatenate([[0.0], polynomial]) / root
-        )
-    inverted = np.zeros_like(theta)
-    inverted[: used.size] = polynomial[1:].real
-    return inverted
 
 
 def maximum_likelihood(model: ARIMA, start_params: Any) -> Any:
@@ -150,43 +69,6 @@ def maximum_likelihood(model: ARIMA, start_params: Any) -> Any:
         return_params=True,
     )
     return model.filter(params, cov_type="none")
-
-
-def on_invertibility_boundary(results: Any) -> bool:
-    """Whether a fit's MA polynomial has a root on the unit circle (to MA_ROOT_MARGIN).
-
-    Such a fit is over-differenced: its forecast follows the last residuals
-    with no decay, and its residuals grow. At a Google VM's origin, an MA(2)
-    kept from the backtest and refitted from the backtest's estimates landed
-    on |root| = 1.00005 and forecast 41 for a load at 14 whose peak was 33;
-    refitted from statsmodels' own start, the same order forecast 19.
-    """
-    theta = np.asarray(results.maparams, dtype=np.float64)
-    return not _roots_outside_unit_circle(theta, MA_ROOT_MARGIN)
-
-
-# statsmodels 0.15 returns a result object from kpss when asked (and warns,
-# once per process, that it will always do so); 0.14 has only the tuple.
-KPSS_RESULT_OBJECT = "result_object" in inspect.signature(kpss).parameters
-
-
-def kpss_p_value(series: FloatArray) -> float:
-    """The p-value of the KPSS test of level stationarity, with statsmodels' data-driven lags."""
-    if KPSS_RESULT_OBJECT:
-        return float(kpss(series, regression="c", nlags="auto", result_object=True).pvalue)
-    return float(kpss(series, regression="c", nlags="auto")[1])
-
-
-def differencing_order(y: FloatArray, max_d: int) -> int:
-    """Smallest d <= max_d whose differenced series KPSS does not call non-stationary."""
-    series = y
-    for d in range(max_d):
-        if np.ptp(series) == 0.0:
-            return d
-        if kpss_p_value(series) >= KPSS_SIGNIFICANCE:
-            return d
-        series = np.diff(series)
-    return max_d
 
 
 class Arima(ForecastModel):
@@ -284,7 +166,7 @@ class Arima(ForecastModel):
             offset = int(order[1] == 0)
             phi = params[offset : offset + order[0]]
             theta = invert_ma(params[offset + order[0] :])
-            if not _stationary_and_invertible(phi, theta):
+            if not stationary_and_invertible(phi, theta):
                 # "non-stationary AR part from CSS" (a root that maInvert left on the
                 # unit circle too): auto.arima moves on to the next order, where a cold
                 # fit of this one cost as much as 2-10 warm ones.
