@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections import Counter
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 from tqdm import tqdm
 
 from predictive_scaler.cli.arguments import (
@@ -18,18 +16,12 @@ from predictive_scaler.cli.arguments import (
     non_negative_int,
     positive_int,
 )
+from predictive_scaler.cli.backtest_report import BacktestReport, render, report
 from predictive_scaler.forecasting import MODEL_NAMES
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.hygiene import cleaning_notes
-from predictive_scaler.scaling.budget import HIGHEST
 from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET
-from predictive_scaler.simulation import (
-    BacktestResult,
-    BacktestSettings,
-    Outcome,
-    ReplayResult,
-    run_backtest,
-)
+from predictive_scaler.simulation import BacktestSettings, run_backtest
 from predictive_scaler.simulation.backtest import (
     DEFAULT_HISTORY_SECONDS,
     DEFAULT_LONG_HISTORY_SECONDS,
@@ -38,92 +30,6 @@ from predictive_scaler.simulation.backtest import (
     MATCH_HPA,
 )
 from predictive_scaler.units import counted, format_duration, percentage
-
-
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-
-class ElasticityReport(Frozen):
-    """The SPEC RG elasticity metrics (Herbst et al., TOMPECS 2018), in percent."""
-
-    under_accuracy: float
-    over_accuracy: float
-    under_timeshare: float
-    over_timeshare: float
-    instability: float
-
-
-class OutcomeReport(Frozen):
-    overload_minutes: float
-    replica_minutes: float
-    scaling_actions: int
-    unserved: float
-    elasticity: ElasticityReport
-
-    @classmethod
-    def of(cls, outcome: Outcome) -> OutcomeReport:
-        return cls(**_fields(outcome))
-
-
-def _fields(outcome: Outcome) -> dict[str, Any]:
-    return {
-        **vars(outcome),
-        "elasticity": ElasticityReport(**outcome.elasticity.metrics()),
-    }
-
-
-class SweepPoint(OutcomeReport):
-    utilisation: float
-    overload_budget: float | None = None
-
-
-class BudgetReport(Frozen):
-    """The overload budget the predictive policy steered to, and the share it realised."""
-
-    budget: float
-    matched_to_hpa: bool
-    realised: float
-    hpa_realised: float
-    # Predictive overload minutes whose load lay beyond what the threshold's
-    # ceiling provisions: load no forecast saw coming, that no budget buys off.
-    beyond_ceiling_minutes: float
-
-
-class MatchedReport(Frozen):
-    """Reductions against hpa at U = target (0.3 = 30 % fewer); null when they do not exist."""
-
-    overload_reduction_at_hpa_cost: float | None
-    cost_reduction_at_hpa_overload: float | None
-    overload_minutes_at_hpa_cost: float | None
-    replica_minutes_at_hpa_overload: float | None
-    notes: list[str]
-
-
-class BacktestReport(Frozen):
-    """What ``predictive-scaler backtest --json`` prints: one JSON object."""
-
-    trace: str
-    column: str
-    step_seconds: float
-    steps: int
-    scored_steps: int
-    capacity_per_replica: float
-    startup_steps: int
-    target_utilisation: float
-    interval: float
-    model: str
-    policies: dict[str, OutcomeReport]
-    matched: MatchedReport
-    # Cost of a policy over the oracle's at the target, and at 100 % utilisation.
-    cost_over_oracle: dict[str, float]
-    cost_over_oracle_at_full_utilisation: dict[str, float]
-    oracle_at_full_utilisation: OutcomeReport
-    sweeps: dict[str, list[SweepPoint]]
-    chosen_models: dict[str, int]
-    overload_budget: BudgetReport | None = None
-    # What in the trace itself bends the figures (glitches, what the forecasts read as 0).
-    notes: list[str]
 
 
 def add_parser(commands: Any) -> None:
@@ -285,67 +191,8 @@ def trace_notes(load: FloatArray) -> list[str]:
     return notes
 
 
-def report(
-    result: BacktestResult, source: str, column: str, steps: int, notes: list[str]
-) -> BacktestReport:
-    policies = {name: OutcomeReport.of(result.policies[name].outcome) for name in POLICIES}
-    oracle_full = result.policies["oracle_at_full_utilisation"].outcome
-    matched = result.matched
-    return BacktestReport(
-        trace=source,
-        column=column,
-        step_seconds=result.config.step_seconds,
-        steps=steps,
-        scored_steps=steps - result.config.start,
-        capacity_per_replica=result.config.capacity,
-        startup_steps=result.config.startup_steps,
-        target_utilisation=result.settings.target,
-        interval=result.settings.interval,
-        model=result.settings.model,
-        policies=policies,
-        matched=MatchedReport(
-            overload_reduction_at_hpa_cost=matched.overload_reduction_at_baseline_cost,
-            cost_reduction_at_hpa_overload=matched.cost_reduction_at_baseline_overload,
-            overload_minutes_at_hpa_cost=matched.overload_at_baseline_cost,
-            replica_minutes_at_hpa_overload=matched.cost_at_baseline_overload,
-            notes=list(matched.notes),
-        ),
-        cost_over_oracle={
-            name: policies[name].replica_minutes / policies["oracle"].replica_minutes
-            for name in ("predictive", "hpa")
-        },
-        cost_over_oracle_at_full_utilisation={
-            name: policies[name].replica_minutes / oracle_full.replica_minutes
-            for name in ("predictive", "hpa", "oracle")
-        },
-        oracle_at_full_utilisation=OutcomeReport.of(oracle_full),
-        sweeps={
-            "predictive": [sweep_point(r) for r in result.predictive_sweep],
-            "hpa": [sweep_point(r) for r in result.baseline_sweep],
-        },
-        chosen_models=dict(Counter(result.table.models).most_common()),
-        overload_budget=None
-        if result.budget is None
-        else BudgetReport(
-            budget=result.budget,
-            matched_to_hpa=result.settings.overload_budget == MATCH_HPA,
-            realised=result.overload_share("predictive"),
-            hpa_realised=result.overload_share("hpa"),
-            beyond_ceiling_minutes=result.beyond_ceiling_minutes,
-        ),
-        notes=notes,
-    )
-
-
-POLICIES = ("predictive", "hpa", "oracle")
 # --overload-budget's word for sizing at the target (metric.targetPerReplica).
 NO_BUDGET = "none"
-
-
-def sweep_point(result: ReplayResult) -> SweepPoint:
-    return SweepPoint(
-        utilisation=result.utilisation, overload_budget=result.budget, **_fields(result.outcome)
-    )
 
 
 def overload_budget(text: str) -> float | Literal["hpa"] | None:
@@ -363,72 +210,3 @@ def overload_budget(text: str) -> float | Literal["hpa"] | None:
             f"expected a share in (0%, 50%] such as 1%, hpa or none: {text!r}"
         )
     return share
-
-
-def percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.1%}".replace("+", "")
-
-
-def render(report: BacktestReport) -> str:
-    minutes = report.step_seconds / 60.0
-    lines = [
-        f"{report.trace} [{report.column}]: {report.steps} steps of {report.step_seconds:g}s, "
-        f"{report.scored_steps} scored ({report.scored_steps * minutes:.0f} min)",
-        f"capacity {report.capacity_per_replica:.4g} per replica per step (p99.9 / 20), "
-        f"start-up {report.startup_steps} steps, target utilisation {report.target_utilisation:g}, "
-        f"model {report.model}, interval {report.interval:.0%}",
-        "",
-        f"{'policy':<12} {'overload min':>13} {'replica-min':>12} {'actions':>8} "
-        f"{'unserved':>12} {'cost/oracle':>12} {'cost/oracle@100%':>17}",
-    ]
-    full = report.cost_over_oracle_at_full_utilisation
-    for name, outcome in [*report.policies.items()]:
-        over_oracle = report.cost_over_oracle.get(name, 1.0)
-        lines.append(
-            f"{name:<12} {outcome.overload_minutes:>13.0f} {outcome.replica_minutes:>12.0f} "
-            f"{outcome.scaling_actions:>8} {outcome.unserved:>12.4g} {over_oracle:>12.2f} "
-            f"{full[name]:>17.2f}"
-        )
-    lines += [
-        "",
-        "elasticity (SPEC RG, Herbst et al. 2018; % of demand, % of time; demand = replicas "
-        "the load needs at 100 %, supply = ready replicas):",
-        f"{'policy':<12} {'under acc.':>11} {'over acc.':>10} {'under time':>11} "
-        f"{'over time':>10} {'instability':>12}",
-    ]
-    for name, outcome in report.policies.items():
-        scored = outcome.elasticity
-        lines.append(
-            f"{name:<12} {scored.under_accuracy:>10.1f}% {scored.over_accuracy:>9.1f}% "
-            f"{scored.under_timeshare:>10.1f}% {scored.over_timeshare:>9.1f}% "
-            f"{scored.instability:>11.1f}%"
-        )
-    budget = report.overload_budget
-    if budget is not None:
-        predictive = report.policies["predictive"]
-        source = " (hpa's share)" if budget.matched_to_hpa else ""
-        lines += [
-            "",
-            f"overload budget {budget.budget:.3%}{source}: predictive overloaded "
-            f"{budget.realised:.3%} of the time ({budget.realised / budget.budget:.2f}x the "
-            f"budget), hpa {budget.hpa_realised:.3%}",
-            f"  {budget.beyond_ceiling_minutes:.0f} of its {predictive.overload_minutes:.0f} "
-            f"overload minutes came above what the highest threshold ({HIGHEST:g} forecast "
-            "spreads) provisions: load the forecast did not see coming, which no budget "
-            "buys off",
-        ]
-    matched = report.matched
-    swept = "overload budget" if budget is not None else "headroom"
-    lines += [
-        "",
-        f"matched against hpa at the target utilisation (sweeping the predictive {swept}):",
-        f"  overload minutes at hpa's cost:   {percent(matched.overload_reduction_at_hpa_cost)} "
-        "fewer",
-        f"  replica-minutes at hpa's overload: {percent(matched.cost_reduction_at_hpa_overload)} "
-        "fewer",
-    ]
-    lines += [f"  note: {note}" for note in matched.notes]
-    models = ", ".join(f"{name} {count}" for name, count in report.chosen_models.items())
-    lines += ["", f"models used (steps): {models}"]
-    lines += [f"note: {note}" for note in report.notes]
-    return "\n".join(lines)
