@@ -19,6 +19,7 @@ from predictive_scaler.forecasting.models.arima import APPROXIMATE_ABOVE, Arima
 from predictive_scaler.forecasting.models.arima_rules import (
     approximate_criterion,
     css_fit,
+    css_residuals,
     differencing_order,
     invert_ma,
     on_invertibility_boundary,
@@ -236,6 +237,18 @@ def test_css_recovers_an_arma_process() -> None:
     params, variance = css_fit(x + 50.0, 1, 1, mean=True)
     np.testing.assert_allclose(params, [50.0, 0.6, 0.3], atol=0.08)
     assert variance == pytest.approx(1.0, rel=0.1)
+
+
+@pytest.mark.parametrize(("p", "q"), [(1, 1), (2, 2), (0, 2)])
+def test_css_estimates_are_a_minimum_of_the_sum_of_squares(p: int, q: int) -> None:
+    x = seasonal_load(250)
+    params, variance = css_fit(x, p, q, mean=True)
+    assert variance == pytest.approx(np.mean(css_residuals(params, x, p, q, True) ** 2))
+    for index in range(params.size):
+        for step in (-1e-3, 1e-3):
+            moved = params.copy()
+            moved[index] += step * max(1.0, abs(moved[index]))
+            assert np.mean(css_residuals(moved, x, p, q, True) ** 2) >= variance * (1 - 1e-9)
 
 
 def test_the_approximate_search_ranks_orders_by_their_css_criterion() -> None:
