@@ -8,7 +8,7 @@ import yaml
 
 from predictive_scaler_dev.localcluster import configs
 from predictive_scaler_dev.localcluster.components import Binaries
-from predictive_scaler_dev.localcluster.configs import Layout, Ports
+from predictive_scaler_dev.localcluster.layout import Layout, Ports
 
 PORTS = Ports(
     etcd_client=2379,

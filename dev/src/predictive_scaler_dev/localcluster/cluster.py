@@ -33,7 +33,6 @@ from predictive_scaler_dev.localcluster.certs import (
     write_pki,
 )
 from predictive_scaler_dev.localcluster.components import Binaries
-from predictive_scaler_dev.localcluster.configs import Layout, Ports
 from predictive_scaler_dev.localcluster.health import COMPONENTS, COMPONENTS_BY_NAME, Component
 from predictive_scaler_dev.localcluster.kube import (
     api_client,
@@ -41,6 +40,7 @@ from predictive_scaler_dev.localcluster.kube import (
     is_ready,
     wait_nodes_ready,
 )
+from predictive_scaler_dev.localcluster.layout import Layout, Ports
 from predictive_scaler_dev.localcluster.processes import StartedProcess, Stopped
 from predictive_scaler_dev.localcluster.prometheus import query_until
 from predictive_scaler_dev.localcluster.state import (

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from predictive_scaler_dev.localcluster import configs
 from predictive_scaler_dev.localcluster.certs import ADMIN
 from predictive_scaler_dev.localcluster.components import Binaries
-from predictive_scaler_dev.localcluster.configs import Layout, Ports
+from predictive_scaler_dev.localcluster.layout import Layout, Ports
 
 
 def _get(url: str, context: ssl.SSLContext | None = None) -> str:

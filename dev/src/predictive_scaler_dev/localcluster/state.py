@@ -23,9 +23,9 @@ from pydantic import BaseModel, ConfigDict
 from predictive_scaler_dev.localcluster import processes
 from predictive_scaler_dev.localcluster.build import BuildReport, binaries
 from predictive_scaler_dev.localcluster.components import Binaries, cache_root
-from predictive_scaler_dev.localcluster.configs import Layout, Ports
 from predictive_scaler_dev.localcluster.health import COMPONENTS
 from predictive_scaler_dev.localcluster.kube import NodeShape, api_client
+from predictive_scaler_dev.localcluster.layout import Layout, Ports
 from predictive_scaler_dev.localcluster.processes import StartedProcess
 
 RUN_DIR_ENV = "PREDICTIVE_SCALER_RUN_DIR"
