@@ -25,7 +25,7 @@ from predictive_scaler.forecasting.refresh import Delivery, Submit
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.cadence import Cadence
 from predictive_scaler.operator.conditions import Lateness
-from predictive_scaler.operator.reconcile import Evaluation, EventNote, ObjectRef
+from predictive_scaler.operator.evaluation import Evaluation, EventNote, ObjectRef
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, Mode
 from predictive_scaler.operator.rivals import HpaClaim, ScalerClaim, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime

@@ -13,25 +13,28 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
 
-from predictive_scaler.forecasting import ScheduledSelection
 from predictive_scaler.forecasting.seasons import TimedSeries
 from predictive_scaler.operator import comparison, failpoints, metrics
 from predictive_scaler.operator.conditions import (
-    Condition,
     Lateness,
     Observation,
-    blocked,
-    lateness_condition,
-    merge,
     observed,
+)
+from predictive_scaler.operator.evaluation import (
+    Evaluation,
+    EventNote,
+    ObjectRef,
+    blocked_evaluation,
+    reported,
+    selection_notes,
 )
 from predictive_scaler.operator.histories import Deadline, read_histories
 from predictive_scaler.operator.kube import TargetError, Workloads
@@ -39,7 +42,6 @@ from predictive_scaler.operator.report import (
     Published,
     decision_status,
     publish,
-    timestamp,
     without_stale_keys,
 )
 from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
@@ -51,35 +53,6 @@ from predictive_scaler.scaling import Decision, ScalingState, decide, holding
 from predictive_scaler.units import format_duration
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ObjectRef:
-    namespace: str
-    name: str
-    generation: int
-    created: str
-
-
-@dataclass(frozen=True)
-class EventNote:
-    type: str  # Normal | Warning
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """The status to write, the Events to post, and the metrics to publish.
-
-    Metrics are published by :meth:`Evaluator.evaluate` only while the object
-    is still served (:func:`metrics.publishing`): an object deleted while its
-    evaluation ran must not have its series put back after they were dropped.
-    """
-
-    status: dict[str, Any]
-    events: tuple[EventNote, ...]
-    publications: tuple[Callable[[], None], ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -156,7 +129,7 @@ class Evaluator:
             log.exception("evaluating %s/%s failed", ref.namespace, ref.name)
             metrics.RECONCILE_ERRORS.labels("evaluate").inc()
             message = f"the evaluation failed: {type(error).__name__}: {error}"
-            evaluation = self._blocked(
+            evaluation = blocked_evaluation(
                 ref, raw_status, now, "EvaluationFailed", message, lateness=lateness
             )
         with metrics.publishing(ref.namespace, ref.name, runtime.metrics_token) as served:
@@ -185,7 +158,7 @@ class Evaluator:
         operator's loop) sets EvaluationsLate; without it there is none.
         """
         began = time.monotonic()
-        blocked_by = functools.partial(self._blocked, ref, raw_status, now, lateness=lateness)
+        blocked_by = functools.partial(blocked_evaluation, ref, raw_status, now, lateness=lateness)
         try:
             spec = PredictiveScalerSpec.from_body(raw_spec)
             scaling_spec = spec.scaling_spec()
@@ -248,7 +221,7 @@ class Evaluator:
             new_state, events = self._scale(
                 ref, spec, decision, now, selector=scale.selector, deadline=deadline, later=later
             )
-        events.extend(_selection_notes(selection))
+        events.extend(selection_notes(selection))
         seen = Observation(
             dry_run=spec.scaling.mode is Mode.DRY_RUN,
             decision=decision,
@@ -275,7 +248,7 @@ class Evaluator:
         status = without_stale_keys(raw_status, fresh)
         if metrics_error is not None:
             status["decision"] = holding(scale.replicas, str(metrics_error))
-        evaluation = self._report(
+        evaluation = reported(
             ref, raw_status, now, observed(seen), status=status, events=events, lateness=lateness
         )
         published = Published(history, scale.ready, scaling_spec, new_state)
@@ -338,77 +311,3 @@ class Evaluator:
         state = decision.state.after_scale(behavior, now, current, desired)
         message = f"{target.describe()} {current} -> {desired}: {decision.message}"
         return state, [*notes, EventNote("Normal", "Scaled", message)]
-
-    def _blocked(
-        self,
-        ref: ObjectRef,
-        raw_status: Mapping[str, Any],
-        now: float,
-        reason: str,
-        message: str,
-        *,
-        lateness: Lateness | None,
-    ) -> Evaluation:
-        # The decision fields of an earlier evaluation would mislead: say what stops this one.
-        status = {"decision": f"not evaluated: {message}", "desiredReplicas": None}
-        conditions = blocked(reason, message)
-        return self._report(ref, raw_status, now, conditions, status=status, lateness=lateness)
-
-    def _report(
-        self,
-        ref: ObjectRef,
-        raw_status: Mapping[str, Any],
-        now: float,
-        conditions: Sequence[Condition],
-        *,
-        status: dict[str, Any] | None = None,
-        events: Sequence[EventNote] = (),
-        lateness: Lateness | None = None,
-    ) -> Evaluation:
-        if lateness is not None:
-            conditions = [*conditions, lateness_condition(lateness)]
-        merged, changed = merge(
-            raw_status.get("conditions") or [],
-            conditions,
-            now=timestamp(now),
-            generation=ref.generation,
-        )
-        full = dict(status or {})
-        full.update(
-            pendingScale=None,  # whatever was pending is resolved by now
-            observedGeneration=ref.generation,
-            lastEvaluationTime=timestamp(now),
-            conditions=merged,
-        )
-        notes = list(events)
-        for condition in changed:
-            notes.append(
-                EventNote(
-                    "Normal" if condition.healthy else "Warning",
-                    condition.reason,
-                    f"{condition.type} is {condition.status}: {condition.message}",
-                )
-            )
-        return Evaluation(full, tuple(notes))
-
-
-def _selection_notes(selection: ScheduledSelection) -> list[EventNote]:
-    """A Warning when the selection that came back failed, or was stopped by its CPU budget;
-    a Normal Event (and the counter) when the load left the forecast and a selection was
-    asked for early."""
-    notes: list[EventNote] = []
-    broke = selection.take_break()
-    if broke is not None:
-        metrics.SELECTIONS_ON_BREAK.inc()
-        notes.append(EventNote("Normal", "LoadLeftForecast", broke))
-    installed, failure = selection.take_installed(), selection.take_failure()
-    if failure is not None:
-        return [*notes, EventNote("Warning", "SelectionFailed", failure)]
-    if installed is None or not installed.over_budget:
-        return notes
-    message = (
-        f"model selection stopped after {installed.cpu_seconds:.1f} s of CPU"
-        f" (PREDICTIVE_SCALER_SELECTION_BUDGET) and kept {selection.chosen}, the best it had"
-        f" scored; not scored: {', '.join(installed.unscored)}"
-    )
-    return [*notes, EventNote("Warning", "SelectionOverBudget", message)]

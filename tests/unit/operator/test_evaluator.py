@@ -17,9 +17,10 @@ import pytest
 from predictive_scaler.forecasting import RefreshRequest, refresh_model
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.refresh import Delivery
+from predictive_scaler.operator.evaluation import Evaluation, ObjectRef
 from predictive_scaler.operator.kube import Scale, TargetNotFoundError
 from predictive_scaler.operator.prometheus import PrometheusSource
-from predictive_scaler.operator.reconcile import Evaluation, Evaluator, ObjectRef
+from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.resource import ScaleTargetRef
 from predictive_scaler.operator.rivals import HpaClaim, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime

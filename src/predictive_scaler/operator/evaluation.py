@@ -1,0 +1,129 @@
+"""What one evaluation hands back: its status, conditions merged in, and its Events.
+
+Kept apart from :mod:`.reconcile`, which decides and acts, so that every way
+an evaluation ends (decided, blocked before deciding, failed) is reported
+the same way: conditions merged with the object's own, an Event for each
+condition that changed, the pending scale resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from predictive_scaler.forecasting import ScheduledSelection
+from predictive_scaler.operator import metrics
+from predictive_scaler.operator.conditions import (
+    Condition,
+    Lateness,
+    blocked,
+    lateness_condition,
+    merge,
+)
+from predictive_scaler.operator.report import timestamp
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    namespace: str
+    name: str
+    generation: int
+    created: str
+
+
+@dataclass(frozen=True)
+class EventNote:
+    type: str  # Normal | Warning
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The status to write, the Events to post, and the metrics to publish.
+
+    Metrics are published by :meth:`.reconcile.Evaluator.evaluate` only while the object
+    is still served (:func:`metrics.publishing`): an object deleted while its
+    evaluation ran must not have its series put back after they were dropped.
+    """
+
+    status: dict[str, Any]
+    events: tuple[EventNote, ...]
+    publications: tuple[Callable[[], None], ...] = field(default=(), compare=False, repr=False)
+
+
+def reported(
+    ref: ObjectRef,
+    raw_status: Mapping[str, Any],
+    now: float,
+    conditions: Sequence[Condition],
+    *,
+    status: dict[str, Any] | None = None,
+    events: Sequence[EventNote] = (),
+    lateness: Lateness | None = None,
+) -> Evaluation:
+    """``status`` with ``conditions`` (and EvaluationsLate, given ``lateness``) merged into
+    the object's own; ``events`` and then an Event for each condition that changed."""
+    if lateness is not None:
+        conditions = [*conditions, lateness_condition(lateness)]
+    merged, changed = merge(
+        raw_status.get("conditions") or [],
+        conditions,
+        now=timestamp(now),
+        generation=ref.generation,
+    )
+    full = dict(status or {})
+    full.update(
+        pendingScale=None,  # whatever was pending is resolved by now
+        observedGeneration=ref.generation,
+        lastEvaluationTime=timestamp(now),
+        conditions=merged,
+    )
+    notes = list(events)
+    for condition in changed:
+        notes.append(
+            EventNote(
+                "Normal" if condition.healthy else "Warning",
+                condition.reason,
+                f"{condition.type} is {condition.status}: {condition.message}",
+            )
+        )
+    return Evaluation(full, tuple(notes))
+
+
+def blocked_evaluation(
+    ref: ObjectRef,
+    raw_status: Mapping[str, Any],
+    now: float,
+    reason: str,
+    message: str,
+    *,
+    lateness: Lateness | None,
+) -> Evaluation:
+    # The decision fields of an earlier evaluation would mislead: say what stops this one.
+    status = {"decision": f"not evaluated: {message}", "desiredReplicas": None}
+    conditions = blocked(reason, message)
+    return reported(ref, raw_status, now, conditions, status=status, lateness=lateness)
+
+
+def selection_notes(selection: ScheduledSelection) -> list[EventNote]:
+    """A Warning when the selection that came back failed, or was stopped by its CPU budget;
+    a Normal Event (and the counter) when the load left the forecast and a selection was
+    asked for early."""
+    notes: list[EventNote] = []
+    broke = selection.take_break()
+    if broke is not None:
+        metrics.SELECTIONS_ON_BREAK.inc()
+        notes.append(EventNote("Normal", "LoadLeftForecast", broke))
+    installed, failure = selection.take_installed(), selection.take_failure()
+    if failure is not None:
+        return [*notes, EventNote("Warning", "SelectionFailed", failure)]
+    if installed is None or not installed.over_budget:
+        return notes
+    message = (
+        f"model selection stopped after {installed.cpu_seconds:.1f} s of CPU"
+        f" (PREDICTIVE_SCALER_SELECTION_BUDGET) and kept {selection.chosen}, the best it had"
+        f" scored; not scored: {', '.join(installed.unscored)}"
+    )
+    return [*notes, EventNote("Warning", "SelectionOverBudget", message)]
