@@ -23,11 +23,7 @@ from pydantic import ValidationError
 
 from predictive_scaler.forecasting.seasons import TimedSeries
 from predictive_scaler.operator import comparison, failpoints, metrics
-from predictive_scaler.operator.conditions import (
-    Lateness,
-    Observation,
-    observed,
-)
+from predictive_scaler.operator.conditions import Lateness, Observation, observed
 from predictive_scaler.operator.evaluation import (
     Evaluation,
     EventNote,
