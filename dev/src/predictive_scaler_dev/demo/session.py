@@ -8,8 +8,6 @@ interrupt); a second Ctrl-C during clean-up is ignored so it can finish.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import json
 import subprocess
 import time
 from dataclasses import dataclass
@@ -24,9 +22,10 @@ import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler_dev.demo.history import loaded_query, past_cpu, samples_until
 from predictive_scaler_dev.demo.interrupts import cleanup_that_finishes, stop_if_interrupted
-from predictive_scaler_dev.demo.load import LoadDriver, Tick
+from predictive_scaler_dev.demo.load import LoadDriver
+from predictive_scaler_dev.demo.outcome import DemoResult, Drivers, say, write_outcome
 from predictive_scaler_dev.demo.peers import apply_hpa, apply_scaled_object
-from predictive_scaler_dev.demo.plot import ForecastSample, can_plot, plot_demo
+from predictive_scaler_dev.demo.plot import ForecastSample
 from predictive_scaler_dev.demo.process import OperatorProcess
 from predictive_scaler_dev.demo.scenario import (
     HPA_WORKLOAD,
@@ -36,16 +35,8 @@ from predictive_scaler_dev.demo.scenario import (
     WORKLOAD,
     Scenario,
 )
-from predictive_scaler_dev.demo.summary import (
-    DemoSummary,
-    baseline,
-    measured,
-    summarise,
-    summary_json,
-    table,
-)
+from predictive_scaler_dev.demo.summary import measured
 from predictive_scaler_dev.demo.view import Frame, LiveView
-from predictive_scaler_dev.localcluster.configs import METRICS_SERVER_RESOLUTION
 from predictive_scaler_dev.localcluster.kube import (
     create_namespace,
     running_pods,
@@ -77,13 +68,6 @@ class DemoOptions:
     run_dir: Path | None = None
 
 
-@dataclass(frozen=True)
-class DemoResult:
-    summary: DemoSummary
-    report: Path
-    plot: Path | None
-
-
 def apply_crds(cluster: local.LocalCluster) -> None:
     """Apply the CRDs shipped in the package (an installed wheel has no repository) and wait."""
     crds = Path(str(resources.files("predictive_scaler") / "data" / "crds"))
@@ -106,7 +90,7 @@ class Demo:
         self.load = self.scenario.load()
 
     def say(self, text: str) -> None:
-        print(f"==> {text}", file=self.out, flush=True)
+        say(self.out, text)
 
     def run(self) -> DemoResult:
         with cleanup_that_finishes() as cleanup:
@@ -150,7 +134,15 @@ class Demo:
             for peer_driver in peer_drivers:
                 peer_driver.stop()
             hpa_driver, keda_driver = peer_drivers
-            return self._finish(driver, hpa_driver, keda_driver, forecasts, status)
+            return write_outcome(
+                self.out,
+                self.scenario,
+                self.load,
+                self.options.output,
+                drivers=Drivers(driver, hpa_driver, keda_driver),
+                forecasts=forecasts,
+                status=status,
+            )
 
     def _apply_deployment(self, core: client.CoreV1Api, apps: client.AppsV1Api, name: str) -> None:
         self.say(f"applying Deployment/{name}")
@@ -374,63 +366,6 @@ class Demo:
             return {}
         status: dict[str, Any] = found.get("status") or {}
         return status
-
-    def _finish(
-        self,
-        driver: LoadDriver,
-        hpa_driver: LoadDriver,
-        keda_driver: LoadDriver,
-        forecasts: list[ForecastSample],
-        status: dict[str, Any],
-    ) -> DemoResult:
-        ticks = list(driver.ticks)
-
-        def on_first_clock(peer: LoadDriver) -> list[Tick]:
-            """The peer's ticks on the first driver's clock: all are scored over one window."""
-            offset = peer.started_at - driver.started_at
-            return [dataclasses.replace(t, seconds=t.seconds + offset) for t in peer.ticks]
-
-        hpa_ticks, keda_ticks = on_first_clock(hpa_driver), on_first_clock(keda_driver)
-        seasons = (status.get("forecast") or {}).get("seasons")
-        if seasons:
-            self.say(f"the scaler's seasons at the end: {seasons.get('summary')}")
-        comparison = status.get("comparison")
-        if comparison:
-            # Live, in the operator, on the demo's accelerated clock (wall minutes).
-            self.say(f"the operator's own shadow HPA (status.comparison): {comparison['summary']}")
-        summary = summarise(
-            ticks,
-            hpa_ticks,
-            keda_ticks,
-            self.load,
-            self.scenario,
-            metric_resolution_seconds=float(METRICS_SERVER_RESOLUTION.removesuffix("s")),
-        )
-        report = self.options.output / "summary.json"
-        report.write_text(json.dumps(summary_json(summary), indent=2) + "\n")
-        print(file=self.out)
-        hours = summary.trace_minutes / 60
-        self.say(f"summary over {hours:.0f} h of trace time (figures in trace minutes)")
-        for line in table(summary):
-            print(f"    {line}", file=self.out)
-        plot: Path | None = None
-        if can_plot():
-            plot = self.options.output / "demo.png"
-            plot_demo(
-                plot,
-                self.scenario,
-                ticks=ticks,
-                hpa_ticks=hpa_ticks,
-                keda_ticks=keda_ticks,
-                forecasts=forecasts,
-                reactive=baseline(self.load, self.scenario),
-                summary=summary,
-            )
-            self.say(f"plot written to {plot}")
-        else:
-            self.say("no plot: matplotlib is missing (pip install 'predictive-scaler[plot]')")
-        self.say(f"summary written to {report}")
-        return DemoResult(summary, report, plot)
 
 
 def run_demo(options: DemoOptions, out: TextIO) -> DemoResult:
