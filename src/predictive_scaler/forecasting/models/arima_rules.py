@@ -59,8 +59,9 @@ def css_fit(x: FloatArray, p: int, q: int, mean: bool) -> tuple[FloatArray, floa
     if start.size == 0:
         return start, float(np.mean(x**2))
     # Full output: a search that runs out of evaluations keeps where it got to,
-    # as least_squares did, without leastsq's RuntimeWarning.
-    solution, *_ = leastsq(
+    # as least_squares did, without leastsq's RuntimeWarning; and the errors at
+    # the estimates, which lmdif has already evaluated.
+    solution, _, info, *_ = leastsq(
         css_residuals,
         start,
         args=(x, p, q, mean),
@@ -70,11 +71,10 @@ def css_fit(x: FloatArray, p: int, q: int, mean: bool) -> tuple[FloatArray, floa
         gtol=1e-8,
         maxfev=100 * start.size * (start.size + 1),
     )
-    params = np.asarray(solution, dtype=np.float64)
-    errors = css_residuals(params, x, p, q, mean)
+    errors = np.asarray(info["fvec"], dtype=np.float64)
     if not np.isfinite(errors).all():
         raise ValueError("conditional sum of squares diverged")
-    return params, float(np.mean(errors**2))
+    return np.asarray(solution, dtype=np.float64), float(np.mean(errors**2))
 
 
 def approximate_criterion(variance: float, n: int, k: int, criterion: str) -> float:
@@ -88,7 +88,7 @@ def approximate_criterion(variance: float, n: int, k: int, criterion: str) -> fl
     return aic
 
 
-def roots_outside_unit_circle(lag_coefficients: FloatArray, margin: float) -> bool:
+def _roots_outside_unit_circle(lag_coefficients: FloatArray, margin: float) -> bool:
     """Whether 1 + c_1 z + ... + c_k z^k has every root beyond 1 + ``margin`` in modulus."""
     if not lag_coefficients.size:
         return True
@@ -97,7 +97,7 @@ def roots_outside_unit_circle(lag_coefficients: FloatArray, margin: float) -> bo
 
 
 def stationary_and_invertible(phi: FloatArray, theta: FloatArray) -> bool:
-    return roots_outside_unit_circle(-phi, 1e-6) and roots_outside_unit_circle(theta, 1e-6)
+    return _roots_outside_unit_circle(-phi, 1e-6) and _roots_outside_unit_circle(theta, 1e-6)
 
 
 def invert_ma(theta: FloatArray) -> FloatArray:
@@ -136,7 +136,7 @@ def on_invertibility_boundary(results: Any) -> bool:
     refitted from statsmodels' own start, the same order forecast 19.
     """
     theta = np.asarray(results.maparams, dtype=np.float64)
-    return not roots_outside_unit_circle(theta, MA_ROOT_MARGIN)
+    return not _roots_outside_unit_circle(theta, MA_ROOT_MARGIN)
 
 
 # statsmodels 0.15 returns a result object from kpss when asked (and warns,
