@@ -7,7 +7,6 @@ import json
 import math
 from pathlib import Path
 
-from benchmarks.operator_load import Observation, keep_stamps
 from benchmarks.operator_load_classes import (
     Options,
     cheap_class,
@@ -26,6 +25,7 @@ from benchmarks.operator_load_figures import (
     since,
     whole_seconds,
 )
+from benchmarks.operator_load_observe import Observation, keep_stamps
 from benchmarks.operator_load_report import class_row, mixed_sentence, operator_row, render
 from predictive_scaler.operator.resource import PredictiveScalerSpec
 
