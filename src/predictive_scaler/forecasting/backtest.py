@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictive_scaler.forecasting.base import ForecastModel, model_numerics
+from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.numerics import model_numerics
 
 
 def first_origin(n: int) -> int:

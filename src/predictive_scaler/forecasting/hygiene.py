@@ -11,7 +11,7 @@ the cleaned series produced here, so each behaviour is decided once:
 * negative values are impossible loads and are clipped to 0;
 * values above ``MAX_LOAD`` are clipped to it, so that nothing overflows
   when it squares them (models fit in a unit of the load's own magnitude,
-  see ``base.load_unit``, but errors and bands are in the load's unit).
+  see ``numerics.load_unit``, but errors and bands are in the load's unit).
 """
 
 from __future__ import annotations

@@ -16,11 +16,12 @@ from functools import partial
 import numpy as np
 
 from predictive_scaler.forecasting.auto import ModelSelection
-from predictive_scaler.forecasting.base import ForecastModel, model_numerics
+from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.breaks import BreakWatch, run_length
 from predictive_scaler.forecasting.calibration import MIN_ERRORS, LiveErrors, conformal_offsets
 from predictive_scaler.forecasting.forecast import FloatArray, Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
+from predictive_scaler.forecasting.numerics import model_numerics
 from predictive_scaler.forecasting.pathways import (
     SEASON_SUFFIX,
     Pathway,

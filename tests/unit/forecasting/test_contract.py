@@ -15,7 +15,7 @@ from predictive_scaler.forecasting import (
     NotFittedError,
     make_model,
 )
-from predictive_scaler.forecasting.base import MAGNITUDES_FITTED_AS_THEY_ARE, load_unit
+from predictive_scaler.forecasting.numerics import MAGNITUDES_FITTED_AS_THEY_ARE, load_unit
 from tests.conftest import seasonal_load
 
 SERIES = seasonal_load(300)
@@ -171,7 +171,7 @@ def test_forecast_is_immutable_and_checks_its_invariants() -> None:
         Forecast("x", np.array([np.nan]), np.array([0.0]), np.array([1.0]), 0.8)
 
 
-# Far outside the magnitudes models fit as they are (base.MAGNITUDES_FITTED_AS_THEY_ARE),
+# Far outside the magnitudes models fit as they are (numerics.MAGNITUDES_FITTED_AS_THEY_ARE),
 # on both sides; SERIES is about 2^6, so none reaches the hygiene's MAX_LOAD.
 FAR_UNITS = (2.0**-40, 2.0**-30, 2.0**30)
 

@@ -65,7 +65,7 @@ def test_degenerate_series(name: str, series: list[float]) -> None:
     assert_valid(forecast.mean, forecast.lower, forecast.upper)
     if np.ptp(series) == 0.0:
         # To ARIMA's optimiser: about 5e-6 of the level where models fit it
-        # (a huge load is fitted at a magnitude of 1-2, see base.load_unit).
+        # (a huge load is fitted at a magnitude of 1-2, see numerics.load_unit).
         np.testing.assert_allclose(forecast.mean, min(series[0], MAX_LOAD), rtol=1e-5, atol=1e-6)
 
 

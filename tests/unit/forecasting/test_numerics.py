@@ -8,8 +8,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from predictive_scaler.forecasting import base
-from predictive_scaler.forecasting.base import model_numerics
+from predictive_scaler.forecasting import numerics
+from predictive_scaler.forecasting.numerics import model_numerics
 
 
 class CountingPools:
@@ -33,7 +33,7 @@ class CountingPools:
 @pytest.fixture
 def pools(monkeypatch: pytest.MonkeyPatch) -> CountingPools:
     counting = CountingPools()
-    monkeypatch.setattr(base, "_thread_pools", lambda: counting)
+    monkeypatch.setattr(numerics, "_thread_pools", lambda: counting)
     return counting
 
 

@@ -8,8 +8,9 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from sklearn.ensemble import GradientBoostingRegressor
 
-from predictive_scaler.forecasting.base import ForecastModel, guarded_means, model_numerics
+from predictive_scaler.forecasting.base import ForecastModel, guarded_means
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.numerics import model_numerics
 
 # What _fit returns while the holdout residuals are not computed yet.
 _PENDING: FloatArray = np.empty(0)
