@@ -65,6 +65,13 @@ def _window_status(figures: WindowFigures, dry_run: bool) -> dict[str, Any]:
     return report
 
 
+def _amount(minutes: float) -> str:
+    """Whole minutes once there are hundreds; three significant figures below, so that the
+    figures beside a percentage show the difference it states (a compressed demo's
+    24 h window holds a few replica-minutes: "25 vs 25" read as a tie beside "3% more")."""
+    return f"{minutes:,.0f}" if minutes >= 100.0 else f"{minutes:.3g}"
+
+
 def summary(figures: WindowFigures, dry_run: bool) -> str:
     """The judged window in words, e.g. for ``kubectl describe``."""
     side = _headline(dry_run)
@@ -76,9 +83,9 @@ def summary(figures: WindowFigures, dry_run: bool) -> str:
     change = f"{abs(saved) * 100:.0f}% {'fewer' if saved <= 0 else 'more'}"
     return (
         f"over the last {figures.window.name} ({figures.minutes:,.0f} min): {who} ran {change}"
-        f" replica-minutes than the shadow HPA ({ours.replica_minutes:,.0f} vs"
-        f" {hpa.replica_minutes:,.0f}), with {ours.overload_minutes:,.0f} vs"
-        f" {hpa.overload_minutes:,.0f} overload minutes"
+        f" replica-minutes than the shadow HPA ({_amount(ours.replica_minutes)} vs"
+        f" {_amount(hpa.replica_minutes)}), with {_amount(ours.overload_minutes)} vs"
+        f" {_amount(hpa.overload_minutes)} overload minutes"
     )
 
 

@@ -14,6 +14,7 @@ from predictive_scaler.operator.comparison import (
     comparison_status,
     previous_shadow,
     publish,
+    summary,
     window_figures,
     worse_message,
 )
@@ -21,6 +22,7 @@ from predictive_scaler.operator.conditions import Observation, observed
 from predictive_scaler.operator.resource import PredictiveScalerSpec
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState
 from predictive_scaler.simulation.shadow import Observed, ShadowState, advance, steered
+from predictive_scaler.simulation.tallies import JUDGED, Cost, WindowFigures
 
 SPEC = {
     "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
@@ -103,6 +105,26 @@ def test_status_shows_every_window_and_the_saving_of_the_day() -> None:
     again = previous_shadow({"shadowState": json.dumps(state.to_json())})
     assert again == state
     assert previous_shadow({"shadowState": "{broken"}) is None
+
+
+def figures_of(predictive: Cost, hpa: Cost, minutes: float) -> WindowFigures:
+    costs = {"predictive": predictive, "replayed": predictive, "hpa": hpa}
+    return WindowFigures(JUDGED, minutes, costs, 0, None, None)
+
+
+def test_the_summary_shows_the_difference_its_percentage_states_at_any_size() -> None:
+    # A compressed demo's day: a few replica-minutes, 3 % apart.
+    small = figures_of(Cost(25.3, 0.0), Cost(24.6, 0.25), 4.0)
+    assert summary(small, dry_run=False) == (
+        "over the last 24h (4 min): this workload ran 3% more replica-minutes than the"
+        " shadow HPA (25.3 vs 24.6), with 0 vs 0.25 overload minutes"
+    )
+    # A real day: whole minutes, thousands separated.
+    large = figures_of(Cost(12_929.4, 3.0), Cost(9_930.2, 150.0), 1440.0)
+    assert summary(large, dry_run=False) == (
+        "over the last 24h (1,440 min): this workload ran 30% more replica-minutes than"
+        " the shadow HPA (12,929 vs 9,930), with 3 vs 150 overload minutes"
+    )
 
 
 def test_a_dry_run_headlines_the_forecasts_decisions_not_what_something_else_ran() -> None:
