@@ -21,6 +21,7 @@ from predictive_scaler.forecasting.breaks import BreakWatch, run_length
 from predictive_scaler.forecasting.calibration import MIN_ERRORS, LiveErrors, conformal_offsets
 from predictive_scaler.forecasting.forecast import FloatArray, Forecast
 from predictive_scaler.forecasting.hygiene import clean_series
+from predictive_scaler.forecasting.known_seasons import SeasonKnowledge
 from predictive_scaler.forecasting.numerics import model_numerics
 from predictive_scaler.forecasting.pathways import (
     SEASON_SUFFIX,
@@ -37,11 +38,7 @@ from predictive_scaler.forecasting.refresh_job import (
     refresh_model,
 )
 from predictive_scaler.forecasting.registry import make_model
-from predictive_scaler.forecasting.seasons import (
-    SeasonalProfile,
-    SeasonKnowledge,
-    TimedSeries,
-)
+from predictive_scaler.forecasting.seasons import SeasonalProfile, TimedSeries
 from predictive_scaler.units import counted, format_duration
 
 DEFAULT_REFRESH_SECONDS = 3600.0

@@ -18,14 +18,10 @@ from predictive_scaler.forecasting.backtest import first_origin
 from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.cycles import find_cycle
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.known_seasons import SeasonKnowledge, season_knowledge
 from predictive_scaler.forecasting.pathways import Pathway, deseasonalised, pathways_to_use
 from predictive_scaler.forecasting.registry import make_model
-from predictive_scaler.forecasting.seasons import (
-    SeasonalProfile,
-    SeasonKnowledge,
-    TimedSeries,
-    season_knowledge,
-)
+from predictive_scaler.forecasting.seasons import SeasonalProfile, TimedSeries
 
 # CPU seconds one selection may spend scoring candidates (both pathways) before
 # it keeps the best scored so far: about three times the dearest measured

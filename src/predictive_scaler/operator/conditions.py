@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from predictive_scaler.forecasting.seasons import SeasonKnowledge
+from predictive_scaler.forecasting.known_seasons import SeasonKnowledge
 from predictive_scaler.scaling import Decision
 
 Status = Literal["True", "False", "Unknown"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from predictive_scaler.forecasting.seasons import SeasonKnowledge
+from predictive_scaler.forecasting.known_seasons import SeasonKnowledge
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.scaling import (

@@ -8,8 +8,9 @@ import pytest
 from predictive_scaler.forecasting import ScheduledSelection
 from predictive_scaler.forecasting.backtest import first_origin
 from predictive_scaler.forecasting.calibration import LiveErrors
+from predictive_scaler.forecasting.known_seasons import season_knowledge
 from predictive_scaler.forecasting.refresh_job import RefreshRequest, backtest_cut
-from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries, season_knowledge
+from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries
 
 MINUTE, LONG_STEP = 60.0, 300.0
 RECENT = 360  # six hours of minutes

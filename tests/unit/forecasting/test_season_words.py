@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from predictive_scaler.forecasting.seasons import (
-    DAY,
-    WEEK,
+from predictive_scaler.forecasting.known_seasons import (
     SeasonKnowledge,
-    TimedSeries,
     season_knowledge,
     season_name,
 )
+from predictive_scaler.forecasting.seasons import DAY, WEEK, TimedSeries
 
 STEP = 300.0
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from predictive_scaler.forecasting import Forecast
-from predictive_scaler.forecasting.seasons import DAY, WEEK, SeasonKnowledge
+from predictive_scaler.forecasting.known_seasons import SeasonKnowledge
+from predictive_scaler.forecasting.seasons import DAY, WEEK
 from predictive_scaler.operator.conditions import (
     LATE_CYCLES,
     Condition,
