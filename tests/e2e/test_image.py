@@ -19,7 +19,8 @@ import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.demo.process import free_port
-from predictive_scaler_dev.localcluster.image import BuiltImage, Container, ImageStore
+from predictive_scaler_dev.localcluster.image import BuiltImage
+from predictive_scaler_dev.localcluster.image_store import Container, ImageStore
 from tests.fixtures.chart import InstallChart, service_account_mount
 from tests.fixtures.cluster import create_deployment, wait_for
 from tests.fixtures.image import ImageOperatorProcess, chart_environment, innermost

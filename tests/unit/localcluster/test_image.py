@@ -9,16 +9,14 @@ import pytest
 
 from predictive_scaler_dev.localcluster.build import BuildError
 from predictive_scaler_dev.localcluster.image import (
-    DRIVER_ENV,
     MIRROR_ENV,
-    ImageStore,
     base_reference,
     chart_image,
     dockerfile_steps,
     inputs_digest,
     mmdebstrap_command,
-    storage_driver,
 )
+from predictive_scaler_dev.localcluster.image_store import DRIVER_ENV, ImageStore, storage_driver
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from predictive_scaler_dev.localcluster.build import BuildError, build_all
 from predictive_scaler_dev.localcluster.cluster import down, status, up
 from predictive_scaler_dev.localcluster.components import cache_root
-from predictive_scaler_dev.localcluster.image import ImageStore, build_image
+from predictive_scaler_dev.localcluster.image import build_image
+from predictive_scaler_dev.localcluster.image_store import ImageStore
 from predictive_scaler_dev.localcluster.kube import NodeShape
 from predictive_scaler_dev.localcluster.processes import ComponentFailedError
 from predictive_scaler_dev.localcluster.state import ClusterConfig, ClusterError, default_run_dir
