@@ -80,10 +80,16 @@ def summary(figures: WindowFigures, dry_run: bool) -> str:
     who = "the forecast's decisions (replayed)" if dry_run else "this workload"
     if saved is None:
         return f"no load counted yet over the last {figures.window.name}"
-    change = f"{abs(saved) * 100:.0f}% {'fewer' if saved <= 0 else 'more'}"
+    percent = round(abs(saved) * 100)
+    # "0% fewer" would name a direction the rounded figure does not have.
+    change = (
+        "as many replica-minutes as"
+        if percent == 0
+        else f"{percent}% {'fewer' if saved < 0 else 'more'} replica-minutes than"
+    )
     return (
         f"over the last {figures.window.name} ({figures.minutes:,.0f} min): {who} ran {change}"
-        f" replica-minutes than the shadow HPA ({_amount(ours.replica_minutes)} vs"
+        f" the shadow HPA ({_amount(ours.replica_minutes)} vs"
         f" {_amount(hpa.replica_minutes)}), with {_amount(ours.overload_minutes)} vs"
         f" {_amount(hpa.overload_minutes)} overload minutes"
     )

@@ -112,12 +112,17 @@ def figures_of(predictive: Cost, hpa: Cost, minutes: float) -> WindowFigures:
     return WindowFigures(JUDGED, minutes, costs, 0, None, None)
 
 
-def test_the_summary_shows_the_difference_its_percentage_states_at_any_size() -> None:
+def test_the_summary_states_the_difference_and_shows_it_at_any_size() -> None:
     # A compressed demo's day: a few replica-minutes, 3 % apart.
     small = figures_of(Cost(25.3, 0.0), Cost(24.6, 0.25), 4.0)
     assert summary(small, dry_run=False) == (
         "over the last 24h (4 min): this workload ran 3% more replica-minutes than the"
         " shadow HPA (25.3 vs 24.6), with 0 vs 0.25 overload minutes"
+    )
+    level = figures_of(Cost(2.0, 0.0), Cost(2.0, 0.0), 1.0)
+    assert summary(level, dry_run=False) == (
+        "over the last 24h (1 min): this workload ran as many replica-minutes as the"
+        " shadow HPA (2 vs 2), with 0 vs 0 overload minutes"
     )
     # A real day: whole minutes, thousands separated.
     large = figures_of(Cost(12_929.4, 3.0), Cost(9_930.2, 150.0), 1440.0)
