@@ -161,6 +161,16 @@ def test_a_steady_load_scales_the_target_to_what_it_needs() -> None:
     }
 
 
+def test_status_shows_the_load_and_forecast_to_six_figures() -> None:
+    # A rate() of CPU seconds: 2m and the arithmetic's noise past it.
+    status = evaluate(FakeWorkloads(), FakeSource(level=0.0020000027206949146), spec()).status
+    assert status["load"] == 0.002
+    forecast = status["forecast"]
+    for key in ("value", "lower", "upper"):
+        assert forecast[key] == float(f"{forecast[key]:.6g}")
+    assert forecast["lower"] <= forecast["value"] <= forecast["upper"]
+
+
 def test_dry_run_decides_and_patches_nothing() -> None:
     workloads = FakeWorkloads()
     evaluation = evaluate(workloads, FakeSource(level=2.0), spec(scaling={"mode": "DryRun"}))
