@@ -161,7 +161,10 @@ def test_crashes_around_the_scale_patch_lose_no_cool_down_and_never_oscillate(
         driver.stop()
 
     assert seen[-1][1] == 6, f"stopped at {seen[-1][1]} after {lives.crashes} crashes"
-    assert lives.crashes >= 4, "each of the four scale-ups should have crashed once at least"
+    # Every patch is followed by a crash, so the lives after the first three
+    # scale-ups each began with one; the fourth patch (to 6) can be seen before its
+    # process has exited at the failpoint, and that life is then stopped instead.
+    assert lives.crashes >= 3, "each scale-up before the last should have crashed once at least"
     steps = [(b[0] - a[0], b[1] - a[1]) for a, b in itertools.pairwise(seen)]
     assert all(delta == 1 for _, delta in steps), f"not one pod at a time, or down: {seen}"
     # The watcher sees a change up to a poll and a read late: one second of slack.
