@@ -65,7 +65,7 @@ def _window_status(figures: WindowFigures, dry_run: bool) -> dict[str, Any]:
     return report
 
 
-def _amount(minutes: float) -> str:
+def _minutes(minutes: float) -> str:
     """Whole minutes once there are hundreds; three significant figures below, so that the
     figures beside a percentage show the difference it states (a compressed demo's
     24 h window holds a few replica-minutes: "25 vs 25" read as a tie beside "3% more")."""
@@ -89,9 +89,9 @@ def summary(figures: WindowFigures, dry_run: bool) -> str:
     )
     return (
         f"over the last {figures.window.name} ({figures.minutes:,.0f} min): {who} ran {change}"
-        f" the shadow HPA ({_amount(ours.replica_minutes)} vs"
-        f" {_amount(hpa.replica_minutes)}), with {_amount(ours.overload_minutes)} vs"
-        f" {_amount(hpa.overload_minutes)} overload minutes"
+        f" the shadow HPA ({_minutes(ours.replica_minutes)} vs"
+        f" {_minutes(hpa.replica_minutes)}), with {_minutes(ours.overload_minutes)} vs"
+        f" {_minutes(hpa.overload_minutes)} overload minutes"
     )
 
 

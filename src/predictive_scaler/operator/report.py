@@ -28,7 +28,7 @@ def timestamp(epoch: float) -> str:
     return datetime.datetime.fromtimestamp(epoch, tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def shown(value: float) -> float:
+def _shown(value: float) -> float:
     """``value`` to six significant figures, as status shows loads and forecasts.
 
     A rate() of CPU seconds reads 0.0020000027206949146 where the load is 2m:
@@ -40,7 +40,7 @@ def shown(value: float) -> float:
 
 def _latest(history: LoadHistory) -> float | None:
     finite = history.values[np.isfinite(history.values)]
-    return shown(float(finite[-1])) if finite.size else None
+    return _shown(float(finite[-1])) if finite.size else None
 
 
 def decision_status(
@@ -74,9 +74,9 @@ def decision_status(
     report: dict[str, Any] = {
         "model": selection.chosen or forecast.model,
         "horizon": horizon,
-        "value": shown(float(forecast.mean[peak])),
-        "lower": shown(float(forecast.lower[peak])),
-        "upper": shown(float(forecast.upper[peak])),
+        "value": _shown(float(forecast.mean[peak])),
+        "lower": _shown(float(forecast.lower[peak])),
+        "upper": _shown(float(forecast.upper[peak])),
         "level": forecast.level,
         "summary": f"{forecast.upper[peak]:.3g} in {horizon}",
     }
