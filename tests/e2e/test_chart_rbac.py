@@ -67,19 +67,19 @@ def test_the_charts_service_account_is_enough_for_a_scale_and_an_eviction_and_no
         LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.7),
         LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: 4.0),
     ]
-    for driver in drivers:
-        driver.start()
-    web = scaler(
-        "web", "web", metric={"resource": "cpu", "targetPerReplica": "500m"}, min_replicas=2
-    )
-    web["spec"]["forecast"]["history"] = "20s"
-    batch = scaler(
-        "batch", "batch", metric={"resource": "cpu", "targetPerReplica": "1"}, mode="DryRun"
-    )
-    batch["spec"]["rebalance"] = {"enabled": True}
-    for body in (web, batch):
-        custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
     try:
+        for driver in drivers:
+            driver.start()
+        web = scaler(
+            "web", "web", metric={"resource": "cpu", "targetPerReplica": "500m"}, min_replicas=2
+        )
+        web["spec"]["forecast"]["history"] = "20s"
+        batch = scaler(
+            "batch", "batch", metric={"resource": "cpu", "targetPerReplica": "1"}, mode="DryRun"
+        )
+        batch["spec"]["rebalance"] = {"enabled": True}
+        for body in (web, batch):
+            custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
         operator = start_operator(
             {
                 "KUBECONFIG": str(identity),

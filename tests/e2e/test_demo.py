@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import math
@@ -10,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +33,32 @@ from tests.fixtures.cluster import wait_for
 from tests.fixtures.operator import condition, read_status
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# What an interrupted demo gets to delete its objects and stop a cluster of its own.
+DEMO_CLEAN_UP_SECONDS = 120
 
 
+@contextlib.contextmanager
 def demo(
     output: Path, log: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.Popen[bytes]:
+) -> Iterator[subprocess.Popen[bytes]]:
+    """The demo running; on the way out, interrupted as Ctrl-C would (it then cleans up)."""
     with log.open("wb") as out:
-        return subprocess.Popen(
+        running = subprocess.Popen(
             [sys.executable, "-m", "predictive_scaler", "demo", "--output", str(output), *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(env or {})},
         )
+    try:
+        yield running
+    finally:
+        if running.poll() is None:
+            running.send_signal(signal.SIGINT)
+            try:
+                running.wait(timeout=DEMO_CLEAN_UP_SECONDS)
+            except subprocess.TimeoutExpired:
+                running.kill()
+                running.wait()
 
 
 def operator_pid(text: str) -> int:
@@ -96,16 +112,16 @@ def test_the_demo_scales_ahead_reports_against_the_baseline_and_cleans_up(
     output, log = tmp_path / "out", tmp_path / "demo.log"
     # 07:00-13:00, the morning ramp: 24 steps in 48 s, after 2 days and 7 h of history.
     scenario = Scenario(start_hour=7, hours=6)
-    running = demo(output, log, "--start-hour", "7", "--hours", "6")
     # Days of backfilled history: the compressed day is a season from the first selection.
     season = format_duration(scenario.day_seconds)
-    wait_for(
-        lambda: seasons_learnt(custom_objects, season) or running.poll() is not None,
-        timeout=240,
-        what=f"the scaler to learn its {season} season from the backfilled history",
-    )
-    assert running.poll() is None, log.read_text()
-    running.wait(timeout=300)
+    with demo(output, log, "--start-hour", "7", "--hours", "6") as running:
+        wait_for(
+            lambda: seasons_learnt(custom_objects, season) or running.poll() is not None,
+            timeout=240,
+            what=f"the scaler to learn its {season} season from the backfilled history",
+        )
+        assert running.poll() is None, log.read_text()
+        running.wait(timeout=300)
     text = log.read_text()
     assert running.returncode == 0, text
     assert "reusing the local cluster" in text
@@ -198,21 +214,26 @@ def test_ctrl_c_stops_the_demo_and_its_own_cluster_leaving_nothing_running(
     """On a cluster of its own (its own run directory), so that it is the demo's to stop."""
     run_dir = tmp_path / "run"
     output, log = tmp_path / "out", tmp_path / "demo.log"
-    running = demo(output, log, env={"PREDICTIVE_SCALER_RUN_DIR": str(run_dir)})
-    wait_for(
-        lambda: "replaying" in log.read_text() or running.poll() is not None,
-        timeout=240,
-        what="the demo to start replaying",
-    )
-    assert running.poll() is None, log.read_text()
-    state = local.read_state(run_dir)
-    assert state is not None
-    started = state.processes
-    assert started
-    operator = operator_pid(log.read_text())
+    try:
+        with demo(output, log, env={"PREDICTIVE_SCALER_RUN_DIR": str(run_dir)}) as running:
+            wait_for(
+                lambda: "replaying" in log.read_text() or running.poll() is not None,
+                timeout=240,
+                what="the demo to start replaying",
+            )
+            assert running.poll() is None, log.read_text()
+            state = local.read_state(run_dir)
+            assert state is not None
+            started = state.processes
+            assert started
+            operator = operator_pid(log.read_text())
 
-    running.send_signal(signal.SIGINT)
-    running.wait(timeout=120)
+            running.send_signal(signal.SIGINT)
+            running.wait(timeout=DEMO_CLEAN_UP_SECONDS)
+    finally:
+        if run_dir.exists():
+            # Failed before the demo stopped its cluster: stop it here, as `hack/cluster down`.
+            local.down(run_dir)
     text = log.read_text()
     assert running.returncode == 130, text
     assert "interrupted" in text

@@ -65,7 +65,6 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
 
     create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
     driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.7)
-    driver.start()
     body = scaler(
         "web", "web", metric={"resource": "cpu", "targetPerReplica": "500m"}, min_replicas=2
     )
@@ -84,6 +83,7 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
         ),
     )
     try:
+        driver.start()
         operator.start(timeout=120)  # the image's Python compiles nothing: a read-only tree
         inside = innermost(operator.pid)
         # The program inside is the image's entrypoint in the image's tree (this host
@@ -109,17 +109,21 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
         log = operator.log_tail(400)
         assert "Forbidden" not in log
     finally:
-        driver.stop()
-        custom_objects.delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "web")
+        try:
+            driver.stop()
+            custom_objects.delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "web")
 
-        def released() -> bool:
-            found: Any = custom_objects.list_namespaced_custom_object(
-                GROUP, VERSION, namespace, PLURAL
+            def released() -> bool:
+                found: Any = custom_objects.list_namespaced_custom_object(
+                    GROUP, VERSION, namespace, PLURAL
+                )
+                return not found["items"]
+
+            wait_for(
+                released, timeout=60, what="the operator in the image to release its finalizer"
             )
-            return not found["items"]
-
-        wait_for(released, timeout=60, what="the operator in the image to release its finalizer")
-        operator.stop()
+        finally:
+            operator.stop()
     assert operator.process is not None
     assert operator.process.returncode == 0, operator.log_tail()
 

@@ -130,27 +130,27 @@ def test_crashes_around_the_scale_patch_lose_no_cool_down_and_never_oscillate(
 ) -> None:
     create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
     driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 4.0)
-    driver.start()
-    body = fast_scaler("web", "web")
-    body["spec"]["maxReplicas"] = 6
-    body["spec"]["scaling"]["behavior"] = {
-        "scaleUp": {
-            "stabilizationWindowSeconds": 0,
-            "policies": [{"type": "Pods", "value": 1, "periodSeconds": PERIOD}],
-        }
-    }
-    create(custom_objects, namespace, body)
-
-    # Every scale dies: before the patch half the time (the intent is
-    # recorded, nothing patched), else right after it (patched, not recorded).
-    lives = Lives(
-        start_operator,
-        {
-            "PREDICTIVE_SCALER_REBALANCE_MODE": "Off",
-            "PREDICTIVE_SCALER_FAILPOINTS": "scale:before-patch=0.5,scale:after-patch=1",
-        },
-    )
     try:
+        driver.start()
+        body = fast_scaler("web", "web")
+        body["spec"]["maxReplicas"] = 6
+        body["spec"]["scaling"]["behavior"] = {
+            "scaleUp": {
+                "stabilizationWindowSeconds": 0,
+                "policies": [{"type": "Pods", "value": 1, "periodSeconds": PERIOD}],
+            }
+        }
+        create(custom_objects, namespace, body)
+
+        # Every scale dies: before the patch half the time (the intent is
+        # recorded, nothing patched), else right after it (patched, not recorded).
+        lives = Lives(
+            start_operator,
+            {
+                "PREDICTIVE_SCALER_REBALANCE_MODE": "Off",
+                "PREDICTIVE_SCALER_FAILPOINTS": "scale:before-patch=0.5,scale:after-patch=1",
+            },
+        )
         with watched(lambda: replicas(apps_v1, namespace, "web")) as seen:
 
             def reached_max() -> bool:
@@ -193,72 +193,72 @@ def test_crashes_around_an_eviction_never_move_a_workload_or_node_twice(
         what="pods Running on the hot nodes",
     )
     drivers = [LoadDriver(core_v1, apps_v1, namespace, w, lambda _: 5.0) for w in workloads]
-    for driver in drivers:
-        driver.start()
-    # Three cool nodes: a replacement pod need not land where the plan meant.
-    cool = kwok_nodes.create(shape, count=3)
-    for name in workloads:
-        body = scaler(name, name, metric={"resource": "cpu", "targetPerReplica": "1"})
-        body["spec"]["scaling"]["mode"] = "DryRun"
-        body["spec"]["rebalance"] = {"enabled": True}
-        custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
-    prometheus_query(
-        f'rate(node_cpu_usage_seconds_total{{node=~"{"|".join(hot + cool)}"}}[8s])',
-        lambda found: (
-            len(found) == 5 and min(s.value for s in found if s.labels["node"] in hot) > 4
-        ),
-    )
-
-    # Pod name -> (workload, node) as last seen; a pod that goes is an eviction:
-    # nothing else in this namespace deletes pods.
-    alive: dict[str, tuple[str, str]] = {}
-    evicted: list[tuple[str, str]] = []
-
-    def track() -> None:
-        now = {}
-        for workload in workloads:
-            for pod in running_pods(core_v1, namespace, workload):
-                if pod.metadata and pod.spec and not pod.metadata.deletion_timestamp:
-                    now[str(pod.metadata.name)] = (workload, str(pod.spec.node_name))
-        evicted.extend(where for name, where in alive.items() if name not in now)
-        alive.clear()
-        alive.update(now)
-
-    track()
-    # Evictions seen when each life began: a life that evicts dies at the failpoint.
-    evicted_before: dict[int, int] = {}
-
-    def settled() -> bool:
-        """Nothing left to move: the running life's quiet cycles came and went, no eviction."""
-        track()
-        operator = lives.current
-        if operator is None or not operator.running():
-            return False
-        before = evicted_before.setdefault(id(operator), len(evicted))
-        try:
-            cycles = samples(operator, "predictive_scaler_rebalance_duration_seconds_count")
-        except OSError:
-            return False  # its endpoint is going with it
-        return len(evicted) == before and cycles.get((), 0.0) >= QUIET_CYCLES
-
-    lives = Lives(
-        start_operator,
-        {
-            "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
-            "PREDICTIVE_SCALER_REBALANCE_INTERVAL": f"{REBALANCE_INTERVAL}s",
-            "PREDICTIVE_SCALER_REBALANCE_COOLDOWN": "600s",
-            "PREDICTIVE_SCALER_REBALANCE_SETTLE": "600s",
-            "PREDICTIVE_SCALER_REBALANCE_BUDGET": "3",
-            "PREDICTIVE_SCALER_REBALANCE_PER_NODE": "2",
-            "PREDICTIVE_SCALER_REBALANCE_PER_WORKLOAD": "1",
-            "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
-            "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool}",
-            # Stamps are written before the eviction, so a crash before it can only
-            # cost a cool-down; right after it is where a move could be repeated.
-            "PREDICTIVE_SCALER_FAILPOINTS": "evict:after=1",
-        },
-    )
     try:
+        for driver in drivers:
+            driver.start()
+        # Three cool nodes: a replacement pod need not land where the plan meant.
+        cool = kwok_nodes.create(shape, count=3)
+        for name in workloads:
+            body = scaler(name, name, metric={"resource": "cpu", "targetPerReplica": "1"})
+            body["spec"]["scaling"]["mode"] = "DryRun"
+            body["spec"]["rebalance"] = {"enabled": True}
+            custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+        prometheus_query(
+            f'rate(node_cpu_usage_seconds_total{{node=~"{"|".join(hot + cool)}"}}[8s])',
+            lambda found: (
+                len(found) == 5 and min(s.value for s in found if s.labels["node"] in hot) > 4
+            ),
+        )
+
+        # Pod name -> (workload, node) as last seen; a pod that goes is an eviction:
+        # nothing else in this namespace deletes pods.
+        alive: dict[str, tuple[str, str]] = {}
+        evicted: list[tuple[str, str]] = []
+
+        def track() -> None:
+            now = {}
+            for workload in workloads:
+                for pod in running_pods(core_v1, namespace, workload):
+                    if pod.metadata and pod.spec and not pod.metadata.deletion_timestamp:
+                        now[str(pod.metadata.name)] = (workload, str(pod.spec.node_name))
+            evicted.extend(where for name, where in alive.items() if name not in now)
+            alive.clear()
+            alive.update(now)
+
+        track()
+        # Evictions seen when each life began: a life that evicts dies at the failpoint.
+        evicted_before: dict[int, int] = {}
+
+        def settled() -> bool:
+            """Nothing left to move: the running life's quiet cycles came and went, no eviction."""
+            track()
+            operator = lives.current
+            if operator is None or not operator.running():
+                return False
+            before = evicted_before.setdefault(id(operator), len(evicted))
+            try:
+                cycles = samples(operator, "predictive_scaler_rebalance_duration_seconds_count")
+            except OSError:
+                return False  # its endpoint is going with it
+            return len(evicted) == before and cycles.get((), 0.0) >= QUIET_CYCLES
+
+        lives = Lives(
+            start_operator,
+            {
+                "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
+                "PREDICTIVE_SCALER_REBALANCE_INTERVAL": f"{REBALANCE_INTERVAL}s",
+                "PREDICTIVE_SCALER_REBALANCE_COOLDOWN": "600s",
+                "PREDICTIVE_SCALER_REBALANCE_SETTLE": "600s",
+                "PREDICTIVE_SCALER_REBALANCE_BUDGET": "3",
+                "PREDICTIVE_SCALER_REBALANCE_PER_NODE": "2",
+                "PREDICTIVE_SCALER_REBALANCE_PER_WORKLOAD": "1",
+                "PREDICTIVE_SCALER_REBALANCE_WEIGHTS": "cpu=1",
+                "PREDICTIVE_SCALER_REBALANCE_NODES": f"pool={pool}",
+                # Stamps are written before the eviction, so a crash before it can only
+                # cost a cool-down; right after it is where a move could be repeated.
+                "PREDICTIVE_SCALER_FAILPOINTS": "evict:after=1",
+            },
+        )
         lives.live(settled, count=8, life_timeout=LIFE_TIMEOUT)
     finally:
         for driver in drivers:

@@ -118,23 +118,23 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
         LoadDriver(core_v1, apps_v1, namespace, "other", lambda _: 2.0),
         LoadDriver(core_v1, apps_v1, namespace, "agent", lambda _: 1.0),
     ]
-    for driver in drivers:
-        driver.start()
-    cool = kwok_nodes.create(shape, count=2)
-    body = scaler(
-        "batch", "batch", metric={"resource": "cpu", "targetPerReplica": "1"}, mode="DryRun"
-    )
-    body["spec"]["rebalance"] = {"enabled": True}
-    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
-    # Prometheus must see the skew (hot nodes busy, cool ones scraped) before the operator starts.
-    prometheus_query(
-        f'rate(node_cpu_usage_seconds_total{{node=~"{"|".join(hot + cool)}"}}[8s])',
-        lambda found: (
-            len(found) == 4
-            and min(s.value for s in found if s.labels["node"] in hot) > load / 2 * 0.8
-        ),
-    )
     try:
+        for driver in drivers:
+            driver.start()
+        cool = kwok_nodes.create(shape, count=2)
+        body = scaler(
+            "batch", "batch", metric={"resource": "cpu", "targetPerReplica": "1"}, mode="DryRun"
+        )
+        body["spec"]["rebalance"] = {"enabled": True}
+        custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+        # Prometheus must see the skew (hot nodes busy, cool ones scraped) before the operator.
+        prometheus_query(
+            f'rate(node_cpu_usage_seconds_total{{node=~"{"|".join(hot + cool)}"}}[8s])',
+            lambda found: (
+                len(found) == 4
+                and min(s.value for s in found if s.labels["node"] in hot) > load / 2 * 0.8
+            ),
+        )
         operator = start_operator(
             {
                 "PREDICTIVE_SCALER_REBALANCE_MODE": "Auto",
@@ -149,8 +149,11 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
             }
         )
         degrees: list[float] = []
+        # Batch pods serving at each poll: the PDB lets at most one be away at a time.
+        serving: list[int] = []
 
         def degree_halved() -> bool:
+            serving.append(len(running_pods(core_v1, namespace, "batch")))
             found = re.search(
                 r"^predictive_scaler_balance_degree (\S+)$", operator.metrics_text(), re.MULTILINE
             )
@@ -185,13 +188,11 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
     assert_no_node_drained_twice_within_the_settle(moved)
     # No ping-pong: every pod moved was one of the originals, never a replacement.
     assert {pod.split("/", 1)[1] for _, pod, _, _ in moved} <= originals
-    # The scheduler put the replacements on the cool nodes; the budget held.
+    # The scheduler put the replacements on the cool nodes; the budget held throughout.
     assert {p.spec.node_name for p in running_pods(core_v1, namespace, "batch") if p.spec} & set(
         cool
     )
-    status = policy_v1.read_namespaced_pod_disruption_budget("batch", namespace).status
-    assert status is not None
-    assert (status.disruptions_allowed or 0) >= 0
+    assert min(serving) >= 8 - 1, serving
 
 
 def test_scale_in_removes_the_replicas_on_the_heaviest_node_first(
@@ -216,19 +217,21 @@ def test_scale_in_removes_the_replicas_on_the_heaviest_node_first(
         LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.2),
         LoadDriver(core_v1, apps_v1, namespace, "neighbour", lambda _: 6.0),
     ]
-    for driver in drivers:
-        driver.start()
-    body = scaler("web", "web", metric={"resource": "cpu", "targetPerReplica": "1"}, min_replicas=3)
-    body["spec"]["forecast"]["history"] = "20s"
-    body["spec"]["scaling"]["behavior"] = {
-        "scaleDown": {
-            "stabilizationWindowSeconds": 0,
-            "policies": [{"type": "Pods", "value": 10, "periodSeconds": 15}],
-        }
-    }
-    start_operator({"PREDICTIVE_SCALER_REBALANCE_MODE": "Off"})
-    custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
     try:
+        for driver in drivers:
+            driver.start()
+        body = scaler(
+            "web", "web", metric={"resource": "cpu", "targetPerReplica": "1"}, min_replicas=3
+        )
+        body["spec"]["forecast"]["history"] = "20s"
+        body["spec"]["scaling"]["behavior"] = {
+            "scaleDown": {
+                "stabilizationWindowSeconds": 0,
+                "policies": [{"type": "Pods", "value": 10, "periodSeconds": 15}],
+            }
+        }
+        start_operator({"PREDICTIVE_SCALER_REBALANCE_MODE": "Off"})
+        custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
         wait_for(
             lambda: len(running_pods(core_v1, namespace, "web")) == 3,
             timeout=90,

@@ -12,14 +12,17 @@ SLEEPER = [sys.executable, "-c", "import time; print('started', flush=True); tim
 
 def test_started_process_is_alive_until_stopped(tmp_path: Path) -> None:
     started = processes.start("sleeper", SLEEPER, tmp_path / "sleeper.log")
-    assert processes.is_alive(started)
-    processes.wait_healthy(
-        started, lambda: "started" in (tmp_path / "sleeper.log").read_text(), timeout=10
-    )
-    stopped = processes.stop(started)
-    assert stopped.how == "terminated"
-    assert not processes.is_alive(started)
-    assert processes.stop(started).how == "was not running"
+    try:
+        assert processes.is_alive(started)
+        processes.wait_healthy(
+            started, lambda: "started" in (tmp_path / "sleeper.log").read_text(), timeout=10
+        )
+        stopped = processes.stop(started)
+        assert stopped.how == "terminated"
+        assert not processes.is_alive(started)
+        assert processes.stop(started).how == "was not running"
+    finally:
+        processes.stop(started)
 
 
 def test_a_recorded_pid_with_another_start_time_is_never_signalled(tmp_path: Path) -> None:

@@ -74,7 +74,12 @@ class OperatorProcess:
                 env=self.environment(),
                 start_new_session=True,
             )
-        wait_until(self.alive, timeout=timeout, what=f"operator liveness (log {self.log})")
+        try:
+            wait_until(self.alive, timeout=timeout, what=f"operator liveness (log {self.log})")
+        except BaseException:
+            # It runs in its own session: nothing else would stop one that never came up.
+            self.stop()
+            raise
 
     @property
     def pid(self) -> int:
