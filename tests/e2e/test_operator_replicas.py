@@ -23,9 +23,9 @@ from tests.fixtures.operator import (
 )
 
 TIMINGS = LeaseTimings(duration=8, renew_deadline=5, retry_period=1)
-# From the Lease being free to the first evaluation: kopf starts its watches
-# and the object's daemon, which evaluates at once.
-KOPF_START_SECONDS = 5.0
+# What the Lease promises is when a standby holds it; how soon kopf then starts
+# its watches and the object's daemon depends on how busy the machine is.
+TAKE_OVER_SLACK_SECONDS = 1.0  # polling the leader gauge, and the acquiring request
 
 
 def leading(operator: OperatorProcess) -> bool:
@@ -86,13 +86,17 @@ def test_of_two_replicas_one_acts_and_the_other_takes_over_within_the_bound(
     first.kill()
     killed = time.time()
     wait_for(
-        lambda: evaluated_at(custom_objects, namespace, "web") > killed,
-        timeout=TIMINGS.failover_bound + KOPF_START_SECONDS + 30,
-        what="the standby to evaluate after the crash",
+        lambda: leading(second),
+        timeout=TIMINGS.failover_bound + 30,
+        what="the standby to hold the Lease after the crash",
     )
     failover = time.time() - killed
-    assert leading(second)
-    assert failover <= TIMINGS.failover_bound + KOPF_START_SECONDS + 1, failover
+    assert failover <= TIMINGS.failover_bound + TAKE_OVER_SLACK_SECONDS, failover
+    wait_for(
+        lambda: evaluated_at(custom_objects, namespace, "web") > killed,
+        timeout=60,
+        what="the standby to evaluate after the crash",
+    )
 
     # A clean stop hands the Lease over at once, well inside one lease duration.
     third = start_operator(lease_env(namespace))

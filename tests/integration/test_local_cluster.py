@@ -247,8 +247,9 @@ def test_a_start_up_delay_annotation_keeps_new_pods_unready_that_long(
         ),
         what="both Deployments Running",
     )
-    # Condition times are the server's, in whole seconds.
-    for pod in running_pods(core_v1, namespace, "slow"):
-        assert _ready_after_scheduled(pod) >= 3
-    for pod in running_pods(core_v1, namespace, "fast"):
-        assert _ready_after_scheduled(pod) <= 1
+    # Condition times are the server's, in whole seconds. How soon kwok marks a pod
+    # Ready depends on how busy the machine is; the annotation's delay comes on top.
+    slow_delays = [_ready_after_scheduled(pod) for pod in running_pods(core_v1, namespace, "slow")]
+    fast_delays = [_ready_after_scheduled(pod) for pod in running_pods(core_v1, namespace, "fast")]
+    assert min(slow_delays) >= 3, slow_delays
+    assert max(fast_delays) < min(slow_delays), (fast_delays, slow_delays)

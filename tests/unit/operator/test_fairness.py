@@ -45,8 +45,13 @@ async def run_jobs(queue: FairQueue, clock: Clock, jobs: Sequence[Job]) -> list[
     holder = asyncio.create_task(hold_the_seats())
     await asyncio.sleep(0)
     waiting = [asyncio.create_task(job(*spec)) for spec in jobs]
-    while queue.depth < len(jobs):
+    # Each job queues within a turn or two of the loop; far more turns is a hang.
+    for _ in range(10 * len(jobs) + 10):
+        if queue.depth >= len(jobs):
+            break
         await asyncio.sleep(0)
+    else:
+        raise AssertionError(f"{queue.depth} of {len(jobs)} jobs queued")
     gate.set()
     await asyncio.gather(holder, *waiting)
     return ran
