@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 
 from predictive_scaler.cli import main
+from predictive_scaler.cli.run import HELP
+from predictive_scaler.operator.settings import VARIABLES
 
 
 def test_run_with_bad_configuration_exits_2_naming_the_variable(
@@ -35,3 +38,8 @@ def test_the_run_command_registers_every_kopf_handler() -> None:
     assert {"configure", "stop_rebalancing"} <= activities
     assert daemons == {"evaluate"}
     assert indexes == {"hpa_targets", "scaler_targets"}
+
+
+def test_run_help_names_every_variable_the_operator_reads() -> None:
+    listed = set(re.findall(r"^  ([A-Z_]+)\s", HELP, re.MULTILINE))
+    assert listed == set(VARIABLES.values())

@@ -32,8 +32,9 @@ HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_NAMESPACES           comma-separated namespaces to watch (default: all)
   PREDICTIVE_SCALER_LEADER_ELECTION      a Lease name: of several replicas only its holder acts
   PREDICTIVE_SCALER_LEADER_ELECTION_NAMESPACE  the Lease's namespace (default)
-  PREDICTIVE_SCALER_LEASE_DURATION       seconds before a silent holder's Lease is taken (15);
-                                         _RENEW_DEADLINE (10), _RETRY_PERIOD (2)
+  PREDICTIVE_SCALER_LEASE_DURATION       seconds before a silent holder's Lease is taken (15)
+  PREDICTIVE_SCALER_LEASE_RENEW_DEADLINE seconds a holder keeps trying to renew, then stops (10)
+  PREDICTIVE_SCALER_LEASE_RETRY_PERIOD   seconds between tries to acquire or renew (2)
   PREDICTIVE_SCALER_SHARD_SELECTOR       label selector: serve only the PredictiveScalers it selects
   PREDICTIVE_SCALER_BIND_ADDRESS         address of the metrics and liveness endpoints (0.0.0.0)
   PREDICTIVE_SCALER_METRICS_PORT         Prometheus metrics port (8000)
@@ -41,6 +42,7 @@ HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_SCRAPE_INTERVAL      Prometheus's scrape interval, sizes rate() windows (30s)
   PREDICTIVE_SCALER_QUERY_TIMEOUT        timeout of one Prometheus query (10s)
   PREDICTIVE_SCALER_QUERY_MAX_SAMPLES    samples of a series one object's query may read (1e7)
+  PREDICTIVE_SCALER_CROSS_NAMESPACE_QUERIES  true: a query may read other namespaces (false)
   PREDICTIVE_SCALER_EVALUATION_WORKERS   threads evaluating objects, fairly by namespace (4)
   PREDICTIVE_SCALER_SELECTION_WORKERS    processes selecting models (cores of the CPU limit)
   PREDICTIVE_SCALER_EVALUATION_BUDGET    wall time of one evaluation; bounds its queries (10s)
@@ -49,10 +51,13 @@ HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_REBALANCE_INTERVAL   how often the rebalancer runs (60s)
   PREDICTIVE_SCALER_REBALANCE_COOLDOWN   a moved pod's replacement stays put this long (10m)
   PREDICTIVE_SCALER_REBALANCE_SETTLE     a move's nodes and workload wait this long (3 rate windows)
-  PREDICTIVE_SCALER_REBALANCE_BUDGET     evictions per cycle (5); _PER_NODE (2), _PER_WORKLOAD (1)
+  PREDICTIVE_SCALER_REBALANCE_BUDGET     evictions per cycle (5)
+  PREDICTIVE_SCALER_REBALANCE_PER_NODE   evictions per node and cycle (2)
+  PREDICTIVE_SCALER_REBALANCE_PER_WORKLOAD  evictions per workload and cycle (1)
   PREDICTIVE_SCALER_REBALANCE_THRESHOLD  node score below which a node is high-load (-0.1)
   PREDICTIVE_SCALER_REBALANCE_WEIGHTS    metric weights, of cpu and memory (cpu=1,memory=1)
   PREDICTIVE_SCALER_REBALANCE_NODES      label selector of the nodes to balance (all)
+  PREDICTIVE_SCALER_REBALANCE_LOOKAHEAD  node CPU counts at its forecast peak this far ahead (5m)
 The Kubernetes connection is the in-cluster service account, else KUBECONFIG."""
 
 
