@@ -26,7 +26,14 @@ from predictive_scaler.operator import metrics
 from predictive_scaler.operator.cadence import Cadence
 from predictive_scaler.operator.conditions import Lateness
 from predictive_scaler.operator.evaluation import Evaluation, EventNote, ObjectRef
-from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION, Mode
+from predictive_scaler.operator.resource import (
+    GROUP,
+    MAX_SYNC_SECONDS,
+    MIN_SYNC_SECONDS,
+    PLURAL,
+    VERSION,
+    Mode,
+)
 from predictive_scaler.operator.rivals import HpaClaim, ScalerClaim, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.state import OperatorState
@@ -51,10 +58,17 @@ def _log_note(namespace: str, name: str, note: EventNote) -> None:
 
 
 def _sync_seconds(spec: Any) -> float:
+    """The object's period, read before its spec is validated, within the CRD's bounds.
+
+    An object stored before those rules (or past them) is refused by each
+    evaluation with InvalidSpec; it must not be evaluated every few
+    milliseconds, nor starved, meanwhile.
+    """
     try:
-        return parse_duration(str(spec.get("syncPeriod", "30s")))
+        seconds = parse_duration(str(spec.get("syncPeriod", "30s")))
     except ValueError:
         return DEFAULT_SYNC_SECONDS
+    return min(max(seconds, MIN_SYNC_SECONDS), MAX_SYNC_SECONDS)
 
 
 def _newest_status(state: OperatorState, uid: str, live: dict[str, Any]) -> dict[str, Any]:
