@@ -62,8 +62,3 @@ def mase(actual: ArrayLike, forecast: ArrayLike, scale: float) -> float:
     """Mean absolute error divided by ``scale`` (see :func:`naive_scale`)."""
     errors = np.asarray(actual, dtype=np.float64) - np.asarray(forecast, dtype=np.float64)
     return float(np.mean(np.abs(errors)) / scale)
-
-
-def under_forecast_share(actual: ArrayLike, forecast: ArrayLike) -> float:
-    """Share of points where the forecast was below what happened."""
-    return float(np.mean(np.asarray(actual) > np.asarray(forecast)))
