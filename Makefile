@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 CODE := src dev/src tests benchmarks
 
-.PHONY: help demo test lint typecheck unit image bench bench-forecasting bench-scaling bench-scaling-held-aside bench-rebalancing bench-peers \
+.PHONY: help demo test lint typecheck unit image bench bench-forecasting bench-scaling bench-scaling-held-aside bench-scaling-shapes bench-rebalancing bench-peers bench-operator-load \
 	clean cluster-build cluster-up cluster-down cluster-status
 
 help:
@@ -19,7 +19,8 @@ help:
 	@echo "make image  - the operator image from the Dockerfile, with buildah on a Debian base made"
 	@echo "              by mmdebstrap: no container daemon, no registry (cached outside the repo)"
 	@echo "make cluster-up / cluster-status / cluster-down - the local control plane (hack/cluster)"
-	@echo "make bench  - forecasting and scaling benchmarks; write BENCHMARKS.md (traces in traces/)"
+	@echo "make bench  - every benchmark below and those of forecasting, scaling and the operator's"
+	@echo "              load; write BENCHMARKS.md (traces in traces/; a few hours on two cores)"
 	@echo "make bench-peers - the rebalancer against the real descheduler on skewed kwok clusters"
 
 $(STAMP): pyproject.toml dev/pyproject.toml
@@ -67,7 +68,7 @@ cluster-status: $(STAMP)
 test: lint typecheck cluster-build image
 	$(BIN)/pytest
 
-bench: bench-forecasting bench-scaling bench-scaling-held-aside bench-rebalancing bench-peers bench-operator-load
+bench: bench-forecasting bench-scaling bench-scaling-held-aside bench-scaling-shapes bench-rebalancing bench-peers bench-operator-load
 
 bench-forecasting: $(STAMP)
 	$(BIN)/python -m pip install --quiet --editable '.[dev,bench]'
@@ -80,6 +81,9 @@ bench-scaling: $(STAMP)
 
 bench-scaling-held-aside: $(STAMP)
 	$(BIN)/python -m benchmarks.scaling_held_aside
+
+bench-scaling-shapes: $(STAMP)
+	$(BIN)/python -m benchmarks.scaling_shapes
 
 bench-rebalancing: $(STAMP)
 	$(BIN)/python -m benchmarks.rebalancing
