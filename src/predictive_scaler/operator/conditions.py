@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from predictive_scaler.forecasting.known_seasons import SeasonKnowledge
-from predictive_scaler.scaling import Decision
+from predictive_scaler.scaling import Decision, HoldReason
 
 Status = Literal["True", "False", "Unknown"]
 TYPES = (
@@ -182,7 +182,7 @@ class Observation:
 def _metrics(seen: Observation) -> Condition:
     if seen.metrics_error is not None:
         return Condition("MetricsAvailable", "False", *seen.metrics_error)
-    if seen.decision.held in ("MissingMetrics", "StaleMetrics"):
+    if seen.decision.held in (HoldReason.MISSING_METRICS, HoldReason.STALE_METRICS):
         return Condition("MetricsAvailable", "False", seen.decision.held, seen.decision.message)
     return Condition(
         "MetricsAvailable",
@@ -217,10 +217,10 @@ def _reliability(seen: Observation, metrics: Condition) -> Condition:
 
 def _without_forecast(seen: Observation, metrics: Condition) -> Condition:
     held, message = seen.decision.held, seen.decision.message
-    if held == "SelectingModel":
-        return _unknown("ForecastReliable", "SelectingModel", message)
-    if held == "ForecastFailed":
-        return Condition("ForecastReliable", "False", "ForecastFailed", message)
+    if held is HoldReason.SELECTING_MODEL:
+        return _unknown("ForecastReliable", held, message)
+    if held is HoldReason.FORECAST_FAILED:
+        return Condition("ForecastReliable", "False", held, message)
     return _unknown("ForecastReliable", metrics.reason, "no forecast without metrics")
 
 
@@ -230,8 +230,8 @@ def _activity(seen: Observation) -> Condition:
         return Condition(
             "ScalingActive", "False", "DryRun", "decisions are reported, never applied"
         )
-    if decision.held == "ScalingDisabled":
-        return Condition("ScalingActive", "False", "ScalingDisabled", decision.message)
+    if decision.held is HoldReason.SCALING_DISABLED:
+        return Condition("ScalingActive", "False", decision.held, decision.message)
     if seen.metrics_error is not None:
         return Condition("ScalingActive", "False", seen.metrics_error[0], "holding replicas")
     if decision.held is not None:

@@ -45,7 +45,7 @@ from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
 from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource, Refusal
-from predictive_scaler.scaling import Decision, ScalingState, decide, holding
+from predictive_scaler.scaling import Decision, HoldReason, ScalingState, decide, holding
 from predictive_scaler.units import format_duration
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class Evaluator:
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
         new_state, events = decision.state, list[EventNote]()
         later: list[Callable[[], None]] = []
-        if acts and decision.changes_replicas and decision.held != "ScalingDisabled":
+        if acts and decision.changes_replicas and decision.held is not HoldReason.SCALING_DISABLED:
             new_state, events = self._scale(
                 ref, spec, decision, now, selector=scale.selector, deadline=deadline, later=later
             )

@@ -8,11 +8,19 @@ from predictive_scaler.scaling.behavior import (
     DEFAULT_BEHAVIOR,
     PREDICTIVE_BEHAVIOR,
     Behavior,
+    LimitReason,
     ScalingPolicyRule,
     ScalingRules,
 )
 from predictive_scaler.scaling.budget import OverloadTracker
-from predictive_scaler.scaling.policy import Decision, Forecaster, LoadHistory, decide, holding
+from predictive_scaler.scaling.policy import (
+    Decision,
+    Forecaster,
+    HoldReason,
+    LoadHistory,
+    decide,
+    holding,
+)
 from predictive_scaler.scaling.spec import ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
 
@@ -22,6 +30,8 @@ __all__ = [
     "Behavior",
     "Decision",
     "Forecaster",
+    "HoldReason",
+    "LimitReason",
     "LoadHistory",
     "OverloadTracker",
     "ScalingPolicyRule",

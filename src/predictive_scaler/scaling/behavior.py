@@ -156,12 +156,26 @@ class TimedValue:
     value: int
 
 
+class LimitReason(StrEnum):
+    """The HPA controller's reasons for the count a normalisation stage gave (the reasons
+    of its AbleToScale and ScalingLimited conditions), which the operator's conditions use."""
+
+    NOT_STABILIZED = "NotStabilized"
+    SCALE_UP_STABILIZED = "ScaleUpStabilized"
+    SCALE_DOWN_STABILIZED = "ScaleDownStabilized"
+    SCALE_UP_LIMIT = "ScaleUpLimit"
+    SCALE_DOWN_LIMIT = "ScaleDownLimit"
+    TOO_MANY_REPLICAS = "TooManyReplicas"
+    TOO_FEW_REPLICAS = "TooFewReplicas"
+    DESIRED_WITHIN_RANGE = "DesiredWithinRange"
+
+
 @dataclass(frozen=True)
 class Limited:
     """The outcome of one stage of normalisation: replicas, and HPA's reason code and words."""
 
     replicas: int
-    reason: str
+    reason: LimitReason
     message: str
 
 
@@ -184,17 +198,19 @@ def stabilize(
     down = max([desired] + [r.value for r in recommendations if r.time > down_cutoff])
     stabilized = min(max(current, up), down)
     if stabilized == desired:
-        return Limited(desired, "NotStabilized", "no earlier recommendation held it back")
+        return Limited(
+            desired, LimitReason.NOT_STABILIZED, "no earlier recommendation held it back"
+        )
     if stabilized > desired:
         return Limited(
             stabilized,
-            "ScaleDownStabilized",
+            LimitReason.SCALE_DOWN_STABILIZED,
             f"held at {stabilized}, the highest recommendation in the last "
             f"{behavior.scale_down.stabilization_window_seconds}s scale-down window",
         )
     return Limited(
         stabilized,
-        "ScaleUpStabilized",
+        LimitReason.SCALE_UP_STABILIZED,
         f"held at {stabilized}, the lowest recommendation in the last "
         f"{behavior.scale_up.stabilization_window_seconds}s scale-up window",
     )
@@ -280,13 +296,13 @@ def limit_rate(
         if max_replicas > limit:
             allowed, reason, message = (
                 limit,
-                "ScaleUpLimit",
+                LimitReason.SCALE_UP_LIMIT,
                 f"scale-up limited to {limit} by behavior.scaleUp policies",
             )
         else:
             allowed, reason, message = (
                 max_replicas,
-                "TooManyReplicas",
+                LimitReason.TOO_MANY_REPLICAS,
                 f"limited to maxReplicas {max_replicas}",
             )
         if desired > allowed:
@@ -298,15 +314,17 @@ def limit_rate(
         if min_replicas < limit:
             allowed, reason, message = (
                 limit,
-                "ScaleDownLimit",
+                LimitReason.SCALE_DOWN_LIMIT,
                 f"scale-down limited to {limit} by behavior.scaleDown policies",
             )
         else:
             allowed, reason, message = (
                 min_replicas,
-                "TooFewReplicas",
+                LimitReason.TOO_FEW_REPLICAS,
                 f"limited to minReplicas {min_replicas}",
             )
         if desired < allowed:
             return Limited(allowed, reason, message)
-    return Limited(desired, "DesiredWithinRange", "the desired count is within the allowed range")
+    return Limited(
+        desired, LimitReason.DESIRED_WITHIN_RANGE, "the desired count is within the allowed range"
+    )

@@ -9,11 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 import numpy as np
 
 from predictive_scaler.forecasting import Forecast, ModelPendingError
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.scaling.behavior import LimitReason
 from predictive_scaler.scaling.budget import HIGHEST, Ceiling, OverloadTracker, provisioned
 from predictive_scaler.scaling.spec import ROUNDING, ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
@@ -31,6 +33,18 @@ def holding(replicas: int, why: str) -> str:
     return f"holding {counted(replicas, 'replica')}: {why}"
 
 
+class HoldReason(StrEnum):
+    """Why a decision keeps the replicas it found (the reason of the condition saying so)."""
+
+    MISSING_METRICS = "MissingMetrics"
+    STALE_METRICS = "StaleMetrics"
+    # No forecast this time: the replicas are held unless the current load needs more.
+    SELECTING_MODEL = "SelectingModel"
+    FORECAST_FAILED = "ForecastFailed"
+    # The target was scaled to zero by hand: left alone, as the HPA leaves it.
+    SCALING_DISABLED = "ScalingDisabled"
+
+
 @dataclass(frozen=True)
 class LoadHistory:
     """Load samples, oldest first, one per step; NaN marks a missing sample.
@@ -43,11 +57,11 @@ class LoadHistory:
     step_seconds: float
     end_time: float
 
-    def problem(self, now: float) -> tuple[str, str] | None:
+    def problem(self, now: float) -> tuple[HoldReason, str] | None:
         """(reason code, words) when the history cannot be trusted, else None."""
         finite = np.flatnonzero(np.isfinite(self.values))
         if finite.size == 0:
-            return "MissingMetrics", "no load samples in the history window"
+            return HoldReason.MISSING_METRICS, "no load samples in the history window"
         missing = 1.0 - finite.size / self.values.size
         if missing > MAX_MISSING_SHARE:
             # A new workload holds until its history fills (hours, at the
@@ -55,13 +69,13 @@ class LoadHistory:
             needed = math.ceil((1.0 - MAX_MISSING_SHARE) * self.values.size) - finite.size
             window = format_duration((self.values.size - 1) * self.step_seconds)
             wait = format_duration(needed * self.step_seconds)
-            return "MissingMetrics", (
+            return HoldReason.MISSING_METRICS, (
                 f"{missing:.0%} of the {window} history window has no samples: forecasting "
                 f"waits for half of it, {counted(needed, 'more sample')} ({wait} at one a step)"
             )
         age = now - self.newest_time
         if age > STALE_AFTER_STEPS * self.step_seconds:
-            return "StaleMetrics", f"the newest load sample is {format_duration(age)} old"
+            return HoldReason.STALE_METRICS, f"the newest load sample is {format_duration(age)} old"
         return None
 
     @property
@@ -100,8 +114,8 @@ class Decision:
     state: ScalingState
     forecast: Forecast | None = None
     load_bound: float | None = None
-    held: str | None = None
-    limit: str | None = None
+    held: HoldReason | None = None
+    limit: LimitReason | None = None
     beyond_ceiling: bool = False
 
     @property
@@ -136,7 +150,7 @@ def decide(
             0,
             ("the target is scaled to zero; autoscaling is off until it is scaled up",),
             state,
-            held="ScalingDisabled",
+            held=HoldReason.SCALING_DISABLED,
         )
     if not lowest <= current_replicas <= highest:
         clamped = min(max(current_replicas, lowest), highest)
@@ -149,7 +163,9 @@ def decide(
                 f"{words} {clamped}",
             ),
             state,
-            limit="TooFewReplicas" if clamped == lowest else "TooManyReplicas",
+            limit=(
+                LimitReason.TOO_FEW_REPLICAS if clamped == lowest else LimitReason.TOO_MANY_REPLICAS
+            ),
         )
     problem = history.problem(now)
     if problem is not None:
@@ -169,15 +185,15 @@ def decide(
     horizon = spec.horizon_steps(history.step_seconds)
     forecast: Forecast | None = None
     bound: float | None = None
-    held: str | None = None
+    held: HoldReason | None = None
     try:
         forecast = forecaster(history, horizon, spec.interval)
     except ModelPendingError as error:
-        held = "SelectingModel"
+        held = HoldReason.SELECTING_MODEL
         proposal = max(current_replicas, floor)
         reasons.append(f"{error}: holding {current_replicas} unless load needs more")
     except (ValueError, ArithmeticError) as error:
-        held = "ForecastFailed"
+        held = HoldReason.FORECAST_FAILED
         proposal = max(current_replicas, floor)
         reasons.append(f"no forecast ({error}): holding {current_replicas} unless load needs more")
     if forecast is not None:
@@ -194,7 +210,7 @@ def decide(
     stable, rate = state.normalize(
         behavior, current_replicas, proposal, min_replicas=lowest, max_replicas=highest, now=now
     )
-    limit: str | None = None
+    limit: LimitReason | None = None
     if stable.replicas != proposal:
         limit = stable.reason
         reasons.append(stable.message)

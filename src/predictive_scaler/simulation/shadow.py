@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 
 from predictive_scaler.forecasting.forecast import Forecast
 from predictive_scaler.forecasting.metrics import naive_scale
-from predictive_scaler.scaling import Behavior, Decision, LoadHistory, ScalingState
+from predictive_scaler.scaling import Behavior, Decision, LimitReason, LoadHistory, ScalingState
 from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.replay import Fleet, ReplayConfig, overloaded
 from predictive_scaler.simulation.tallies import Scored, Sides, Tallies
@@ -301,7 +301,7 @@ def following_hpa(decision: Decision, state: ShadowState, spec: ShadowSpec) -> D
     reason = f"following the shadow HPA's {counted(shadow, 'replica')} (WorseThanReactive)"
     limit = None
     if desired != shadow:
-        limit = "TooManyReplicas" if shadow > desired else "TooFewReplicas"
+        limit = LimitReason.TOO_MANY_REPLICAS if shadow > desired else LimitReason.TOO_FEW_REPLICAS
         reason += f", limited to {desired}"
     return dataclasses.replace(
         decision, desired_replicas=desired, reasons=(reason,), limit=limit, held=None

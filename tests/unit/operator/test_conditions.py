@@ -17,7 +17,7 @@ from predictive_scaler.operator.conditions import (
     merge,
     observed,
 )
-from predictive_scaler.scaling import Decision, ScalingState
+from predictive_scaler.scaling import Decision, HoldReason, LimitReason, ScalingState
 
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"
 
@@ -84,7 +84,11 @@ def _seen(decision: Decision, **overrides: object) -> Observation:
 
 def test_unreachable_prometheus_holds_and_says_why() -> None:
     held = Decision(
-        3, 3, ("holding 3 replicas: no load samples",), ScalingState(), held="MissingMetrics"
+        3,
+        3,
+        ("holding 3 replicas: no load samples",),
+        ScalingState(),
+        held=HoldReason.MISSING_METRICS,
     )
     by_type = {c.type: c for c in observed(_seen(held, metrics_error=("Unreachable", "down")))}
     assert (by_type["MetricsAvailable"].status, by_type["MetricsAvailable"].reason) == (
@@ -99,7 +103,9 @@ def test_unreachable_prometheus_holds_and_says_why() -> None:
 
 
 def test_dry_run_is_ready_but_not_scaling() -> None:
-    decided = Decision(5, 3, ("5 replicas (from 3)",), ScalingState(), limit="ScaleUpLimit")
+    decided = Decision(
+        5, 3, ("5 replicas (from 3)",), ScalingState(), limit=LimitReason.SCALE_UP_LIMIT
+    )
     by_type = {c.type: c for c in observed(_seen(decided, dry_run=True))}
     assert by_type["Ready"].status == "True"
     assert by_type["ScalingActive"].reason == "DryRun"
