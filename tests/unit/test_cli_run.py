@@ -35,7 +35,7 @@ def test_the_run_command_registers_every_kopf_handler() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     activities, daemons, indexes = (set(line.split()) for line in shown)
-    assert {"configure", "stop_rebalancing"} <= activities
+    assert {"configure", "stop_background_tasks"} <= activities
     assert daemons == {"evaluate"}
     assert indexes == {"hpa_targets", "scaler_targets"}
 

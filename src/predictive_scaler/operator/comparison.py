@@ -38,7 +38,7 @@ def previous_shadow(status: Mapping[str, Any]) -> ShadowState | None:
         return None
 
 
-def _headline(dry_run: bool) -> str:
+def _reported_side(dry_run: bool) -> str:
     # A DryRun object runs nothing: its side is the forecast's decisions, replayed.
     return "replayed" if dry_run else "predictive"
 
@@ -55,7 +55,7 @@ def _window_status(figures: WindowFigures, dry_run: bool) -> dict[str, Any]:
             "replicaMinutes": round(cost.replica_minutes, 3),
             "overloadMinutes": round(cost.overload_minutes, 3),
         }
-    saved = _signed(figures.saved(_headline(dry_run)))
+    saved = _signed(figures.saved(_reported_side(dry_run)))
     if saved is not None:
         report["saved"] = saved
     if figures.forecast_error is not None:
@@ -74,7 +74,7 @@ def _minutes(minutes: float) -> str:
 
 def summary(figures: WindowFigures, dry_run: bool) -> str:
     """The judged window in words, e.g. for ``kubectl describe``."""
-    side = _headline(dry_run)
+    side = _reported_side(dry_run)
     ours, hpa = figures.costs[side], figures.costs["hpa"]
     saved = figures.saved(side)
     who = "the forecast's decisions (replayed)" if dry_run else "this workload"
@@ -111,7 +111,7 @@ def comparison_status(
         # A window with nothing counted yet would only list zeros (the summary says so).
         "windows": [_window_status(figures, dry_run) for figures in windows if figures.minutes],
     }
-    saved = _signed(judged.saved(_headline(dry_run)))
+    saved = _signed(judged.saved(_reported_side(dry_run)))
     # None deletes an earlier figure (the status is merge-patched).
     report["saved"] = saved
     return report

@@ -82,9 +82,6 @@ def _newest_status(state: OperatorState, uid: str, live: dict[str, Any]) -> dict
     )
 
 
-TargetKey = WorkloadRef
-
-
 def _target_key(namespace: str | None, spec: Any) -> WorkloadRef:
     """The workload a spec's scaleTargetRef names, HPA's or ours."""
     target = spec.get("scaleTargetRef") or {}
@@ -94,7 +91,7 @@ def _target_key(namespace: str | None, spec: Any) -> WorkloadRef:
 @kopf.index("autoscaling", "v2", "horizontalpodautoscalers", id="hpa_targets")
 def hpa_targets(
     namespace: str | None, name: str, meta: kopf.Meta, spec: kopf.Spec, **_: Any
-) -> dict[TargetKey, HpaClaim]:
+) -> dict[WorkloadRef, HpaClaim]:
     """HPAs by their target, so the rival check needs no request per evaluation."""
     return {_target_key(namespace, spec): HpaClaim.of(name, meta.get("ownerReferences") or ())}
 
@@ -102,7 +99,7 @@ def hpa_targets(
 @kopf.index(GROUP, VERSION, PLURAL, id="scaler_targets")
 def scaler_targets(
     namespace: str | None, name: str, meta: kopf.Meta, spec: kopf.Spec, **_: Any
-) -> dict[TargetKey, ScalerClaim]:
+) -> dict[WorkloadRef, ScalerClaim]:
     """PredictiveScalers by their target, every shard's (the index has no shard filter)."""
     claim = ScalerClaim(
         created=str(meta.get("creationTimestamp", "")),
@@ -115,8 +112,8 @@ def scaler_targets(
 
 def _claims(indexes: Mapping[str, Any], namespace: str, spec: kopf.Spec) -> TargetClaims:
     key = _target_key(namespace, spec)
-    hpas: kopf.Index[TargetKey, HpaClaim] = indexes["hpa_targets"]
-    scalers: kopf.Index[TargetKey, ScalerClaim] = indexes["scaler_targets"]
+    hpas: kopf.Index[WorkloadRef, HpaClaim] = indexes["hpa_targets"]
+    scalers: kopf.Index[WorkloadRef, ScalerClaim] = indexes["scaler_targets"]
     return TargetClaims.of(hpas.get(key, ()), scalers.get(key, ()))
 
 

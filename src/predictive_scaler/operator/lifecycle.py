@@ -53,7 +53,7 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
 
 
 @kopf.on.cleanup()
-async def stop_rebalancing(memo: kopf.Memo, **_: Any) -> None:
+async def stop_background_tasks(memo: kopf.Memo, **_: Any) -> None:
     state: OperatorState = memo["state"]
     tasks = [*state.tasks, *state.selecting]
     for task in tasks:

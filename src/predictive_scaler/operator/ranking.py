@@ -27,7 +27,9 @@ class ScaleInRanker:
             weights=settings.rebalance_weights, threshold=settings.rebalance_threshold
         )
 
-    def mark(self, namespace: str, selector: str, source: MetricSource) -> dict[PodRef, int]:
+    def write_deletion_costs(
+        self, namespace: str, selector: str, source: MetricSource
+    ) -> dict[PodRef, int]:
         """Write pod-deletion-cost on the target's pods so scale-in leaves the nodes balanced.
 
         ``source`` is the evaluation's, its timeout cut to what is left of the

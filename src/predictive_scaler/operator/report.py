@@ -112,17 +112,19 @@ def without_stale_keys(previous: Mapping[str, Any], status: dict[str, Any]) -> d
     for key in OWNED:
         old, new = previous.get(key), pruned.get(key)
         if isinstance(old, Mapping) and isinstance(new, dict):
-            pruned[key] = _nulled(old, new)
+            pruned[key] = _with_removed_keys_nulled(old, new)
     return pruned
 
 
-def _nulled(previous: Mapping[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+def _with_removed_keys_nulled(
+    previous: Mapping[str, Any], current: dict[str, Any]
+) -> dict[str, Any]:
     merged = dict(current)
     for key, old in previous.items():
         if key not in merged:
             merged[key] = None
         elif isinstance(old, Mapping) and isinstance(merged[key], dict):
-            merged[key] = _nulled(old, merged[key])
+            merged[key] = _with_removed_keys_nulled(old, merged[key])
     return merged
 
 
