@@ -174,6 +174,17 @@ def test_the_text_report_names_each_policy(capsys: pytest.CaptureFixture[str]) -
         assert name in text
 
 
+def test_follow_hpa_is_replayed_and_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    warned = backtest_json(capsys, "--steps", "500", "--model", "naive")
+    assert warned["followed_hpa_steps"] is None
+    args = ("--steps", "500", "--model", "naive", "--when-worse-than-reactive", "FollowHPA")
+    followed = backtest_json(capsys, *args)
+    assert isinstance(followed["followed_hpa_steps"], int)
+    assert 0 <= followed["followed_hpa_steps"] <= followed["scored_steps"]  # type: ignore[operator]
+    assert main(["backtest", *args]) == 0
+    assert "FollowHPA: predictive followed the shadow HPA's count" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -70,6 +70,14 @@ def add_parser(commands: Any) -> None:
         "interval's upper bound instead, as metric.targetPerReplica",
     )
     backtest.add_argument(
+        "--when-worse-than-reactive",
+        choices=("Warn", "FollowHPA"),
+        default="Warn",
+        help="as spec.comparison.whenWorseThanReactive: FollowHPA shadows the reactive HPA "
+        "as the operator does and follows its count while the forecast loses to it on both "
+        "overload and replica-minutes (default Warn: report only)",
+    )
+    backtest.add_argument(
         "--interval",
         type=float,
         default=0.9,
@@ -134,6 +142,7 @@ def run(args: argparse.Namespace) -> BacktestReport:
         long_step_seconds=args.long_step,
         seasonality_seconds=args.seasonality,
         overload_budget=args.overload_budget,
+        follow_hpa=args.when_worse_than_reactive == "FollowHPA",
     )
     with tqdm(
         total=max(0, load.size - settings.history_steps(step)),

@@ -96,6 +96,8 @@ class BacktestReport(Frozen):
     sweeps: dict[str, list[SweepPoint]]
     chosen_models: dict[str, int]
     overload_budget: BudgetReport | None = None
+    # With --when-worse-than-reactive FollowHPA: the scored steps at the shadow HPA's count.
+    followed_hpa_steps: int | None = None
     # What in the trace itself bends the figures (glitches, what the forecasts read as 0).
     notes: list[str]
 
@@ -148,6 +150,7 @@ def report(
             hpa_realised=result.overload_share("hpa"),
             beyond_ceiling_minutes=result.beyond_ceiling_minutes,
         ),
+        followed_hpa_steps=result.followed_steps,
         notes=notes,
     )
 
@@ -209,6 +212,13 @@ def render(report: BacktestReport) -> str:
             f"overload minutes came above what the highest threshold ({HIGHEST:g} forecast "
             "spreads) provisions: load the forecast did not see coming, which no budget "
             "buys off",
+        ]
+    if report.followed_hpa_steps is not None:
+        lines += [
+            "",
+            f"FollowHPA: predictive followed the shadow HPA's count for "
+            f"{report.followed_hpa_steps} of {report.scored_steps} steps (while it lost to it "
+            "on both overload and replica-minutes over the judged window)",
         ]
     matched = report.matched
     swept = "overload budget" if budget is not None else "headroom"

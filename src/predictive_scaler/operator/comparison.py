@@ -18,10 +18,8 @@ from predictive_scaler.scaling import Decision, LoadHistory
 from predictive_scaler.simulation.shadow import (
     Observed,
     ShadowState,
-    advance,
-    following_hpa,
+    judge_against_shadow,
     judged_side,
-    steered,
 )
 from predictive_scaler.simulation.tallies import JUDGED, SIDES, WINDOWS, WindowFigures
 from predictive_scaler.units import format_duration
@@ -183,17 +181,20 @@ def compared(
     ok: bool,
 ) -> Compared:
     """Advance the shadow HPA on this history (not without metrics: ``ok`` False)."""
-    shadow, shadow_spec = previous_shadow(raw_status), spec.shadow_spec()
+    seen = None
     if ok:
         seen = Observed(
             history, scale.replicas, scale.ready, decision.desired_replicas, decision.forecast
         )
-        shadow = advance(shadow, shadow_spec, seen)
+    dry_run = spec.scaling.mode is Mode.DRY_RUN
+    decision, shadow = judge_against_shadow(
+        decision,
+        previous_shadow(raw_status),
+        spec.shadow_spec(),
+        seen,
+        follow=spec.comparison.when_worse_than_reactive is Fallback.FOLLOW_HPA,
+        dry_run=dry_run,
+    )
     if shadow is None:
         return Compared(decision, None, None)
-    dry_run = spec.scaling.mode is Mode.DRY_RUN
-    follow = spec.comparison.when_worse_than_reactive is Fallback.FOLLOW_HPA
-    shadow = steered(shadow, follow=follow, dry_run=dry_run)
-    if shadow.following and decision.forecast is not None and not decision.held:
-        decision = following_hpa(decision, shadow, shadow_spec)
     return Compared(decision, shadow, worse_message(shadow, dry_run))

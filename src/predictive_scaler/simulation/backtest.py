@@ -22,11 +22,13 @@ from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.matched import Matched, compare
 from predictive_scaler.simulation.policies import OraclePolicy, PredictivePolicy
 from predictive_scaler.simulation.replay import (
+    UNBOUNDED_REPLICAS,
     ReplayConfig,
     ReplayResult,
     default_capacity,
     replay,
 )
+from predictive_scaler.simulation.shadow import ShadowSpec
 
 DEFAULT_TARGET = 0.7
 # The predictive scaler's headroom: the share of a replica's capacity its
@@ -67,6 +69,9 @@ class BacktestSettings:
     # upper bound (spec.metric.targetPerReplica); a share (or MATCH_HPA): from the
     # capacity per replica within that overload budget (capacityPerReplica).
     overload_budget: float | Literal["hpa"] | None = None
+    # comparison.whenWorseThanReactive: FollowHPA. The predictive policy shadows the
+    # baseline HPA as the operator does and follows its count while it loses to it.
+    follow_hpa: bool = False
     predictive_sweep: Sequence[float] = PREDICTIVE_SWEEP
     budget_sweep: Sequence[float] = BUDGET_SWEEP
     baseline_sweep: Sequence[float] = BASELINE_SWEEP
@@ -111,6 +116,8 @@ class BacktestResult:
     # With a budget: the predictive policy's overloaded steps beyond the threshold's
     # ceiling, load no budget could have bought off (scaling/budget.py, counted by decide).
     beyond_ceiling: int | None = None
+    # With follow_hpa: the steps the predictive policy followed the shadow HPA's count.
+    followed_steps: int | None = None
 
     @property
     def scored_minutes(self) -> float:
@@ -189,6 +196,16 @@ def run_backtest(
         table = forecast_table(load, step_seconds, settings, progress=progress)
 
     target = settings.target
+    # The shadow a FollowHPA object keeps: the baseline HPA below, on the same load.
+    shadow = ShadowSpec(
+        capacity=config.capacity,
+        target=config.capacity * target,
+        step_seconds=step_seconds,
+        startup_steps=config.startup_steps,
+        min_replicas=1,
+        max_replicas=UNBOUNDED_REPLICAS,
+        behavior=None,
+    )
 
     def predictive(utilisation: float, budget: float | None = None) -> PredictivePolicy:
         return PredictivePolicy(
@@ -198,6 +215,7 @@ def run_backtest(
             history_steps=history_steps,
             interval=settings.interval,
             budget=budget,
+            follow_hpa=shadow if settings.follow_hpa else None,
         )
 
     hpa = replay(load, HpaPolicy(config, target), config)
@@ -232,4 +250,5 @@ def run_backtest(
         table,
         budget,
         beyond,
+        chosen.followed_steps if settings.follow_hpa else None,
     )

@@ -7,6 +7,12 @@ from predictive_scaler.scaling import Behavior, ScalingSpec, ScalingState, decid
 from predictive_scaler.scaling.policy import Forecaster
 from predictive_scaler.simulation.forecasts import history_before
 from predictive_scaler.simulation.replay import UNBOUNDED_REPLICAS, ReplayConfig
+from predictive_scaler.simulation.shadow import (
+    Observed,
+    ShadowSpec,
+    ShadowState,
+    judge_against_shadow,
+)
 
 
 class OraclePolicy:
@@ -36,6 +42,10 @@ class PredictivePolicy:
     ``beyond_ceiling`` counts the overloaded steps from ``config.start`` on that
     the highest threshold would not have served either (:mod:`..scaling.budget`),
     as ``decide`` judges each sample at the next step (so not the last step's).
+    With ``follow_hpa``, the HPA it describes is shadowed as the operator shadows
+    it, and its count is followed while the policy loses to it on both counts
+    (``comparison.whenWorseThanReactive: FollowHPA``); ``followed_steps`` counts
+    those steps.
     """
 
     name = "predictive"
@@ -50,6 +60,7 @@ class PredictivePolicy:
         interval: float = 0.9,
         behavior: Behavior | None = None,
         budget: float | None = None,
+        follow_hpa: ShadowSpec | None = None,
     ) -> None:
         self.config = config
         self.utilisation = utilisation
@@ -71,6 +82,9 @@ class PredictivePolicy:
         )
         self.state = ScalingState()
         self.beyond_ceiling = 0
+        self.follow_hpa = follow_hpa
+        self.shadow: ShadowState | None = None
+        self.followed_steps = 0
 
     def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
         step = self.config.step_seconds
@@ -85,6 +99,14 @@ class PredictivePolicy:
             forecaster=self.forecaster,
             ready_replicas=ready_before,
         )
+        if self.follow_hpa is not None:
+            seen = Observed(
+                history, replicas, ready_before, decision.desired_replicas, decision.forecast
+            )
+            decision, self.shadow = judge_against_shadow(
+                decision, self.shadow, self.follow_hpa, seen, follow=True, dry_run=False
+            )
+            self.followed_steps += bool(self.shadow is not None and self.shadow.following)
         # The decision at t counts the sample of step t - 1.
         if t - 1 >= self.config.start:
             self.beyond_ceiling += decision.beyond_ceiling

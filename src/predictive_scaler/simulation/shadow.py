@@ -345,6 +345,32 @@ def steered(state: ShadowState, *, follow: bool, dry_run: bool) -> ShadowState:
     )
 
 
+def judge_against_shadow(
+    decision: Decision,
+    shadow: ShadowState | None,
+    spec: ShadowSpec,
+    seen: Observed | None,
+    *,
+    follow: bool,
+    dry_run: bool,
+) -> tuple[Decision, ShadowState | None]:
+    """The shadow advanced over what ``seen`` read (None: no metrics this time) and steered,
+    and the decision that then stands: the shadow HPA's count while the object follows it
+    (``follow``: ``whenWorseThanReactive: FollowHPA``).
+
+    The one path of the fallback: the operator takes it on every evaluation, and
+    the replay's predictive policy on every step when it is asked to follow.
+    """
+    if seen is not None:
+        shadow = advance(shadow, spec, seen)
+    if shadow is None:
+        return decision, None
+    shadow = steered(shadow, follow=follow, dry_run=dry_run)
+    if shadow.following and decision.forecast is not None and not decision.held:
+        decision = following_hpa(decision, shadow, spec)
+    return decision, shadow
+
+
 __all__ = [
     "FleetState",
     "Observed",
@@ -354,6 +380,7 @@ __all__ = [
     "ShadowState",
     "advance",
     "following_hpa",
+    "judge_against_shadow",
     "judged_side",
     "steered",
     "worse_than_reactive",
