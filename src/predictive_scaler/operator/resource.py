@@ -9,7 +9,6 @@ before a schema change, or an object applied with validation off).
 
 from __future__ import annotations
 
-import math
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -20,7 +19,11 @@ from pydantic.alias_generators import to_camel
 from predictive_scaler.forecasting import MODEL_NAMES
 from predictive_scaler.scaling import ScalingSpec
 from predictive_scaler.scaling.behavior import ApiModel, Behavior
-from predictive_scaler.scaling.spec import DEFAULT_OVERLOAD_BUDGET, MAX_OVERLOAD_BUDGET, ROUNDING
+from predictive_scaler.scaling.spec import (
+    DEFAULT_OVERLOAD_BUDGET,
+    MAX_OVERLOAD_BUDGET,
+    lead_steps,
+)
 from predictive_scaler.simulation.shadow import ShadowSpec
 from predictive_scaler.units import format_duration, parse_duration, percentage
 
@@ -369,7 +372,7 @@ class PredictiveScalerSpec(ApiModel):
             capacity=capacity,
             target=capacity * utilization,
             step_seconds=step,
-            startup_steps=math.ceil(self.scaling.lead_time_seconds / step - ROUNDING),
+            startup_steps=lead_steps(self.scaling.lead_time_seconds, step),
             min_replicas=self.min_replicas,
             max_replicas=self.max_replicas,
             # No behavior: the HPA a user who sets none runs, the controller's legacy path.

@@ -88,7 +88,7 @@ class ScalingSpec(ApiModel):
         NASA's July week (6 steps) but from 8.9 to 8.3 % on an August week (5),
         and on Azure and Google the overload minutes rose (25 to 35, 240 to 270).
         """
-        return math.ceil(self.lead_time_seconds / step_seconds - ROUNDING) + 1
+        return lead_steps(self.lead_time_seconds, step_seconds) + 1
 
     def replicas_for(self, load: float) -> int:
         """Replicas needed to carry ``load`` at :attr:`per_replica` each."""
@@ -97,3 +97,8 @@ class ScalingSpec(ApiModel):
         # raising OverflowError.
         ratio = min(max(load / self.per_replica, 0.0), MAX_REPLICAS)
         return max(0, math.ceil(ratio - ROUNDING))
+
+
+def lead_steps(lead_time_seconds: float, step_seconds: float) -> int:
+    """A lead time in whole steps, rounded up: how long a new pod takes to serve."""
+    return math.ceil(lead_time_seconds / step_seconds - ROUNDING)
