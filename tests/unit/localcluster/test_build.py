@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from predictive_scaler_dev.localcluster.build import (
@@ -9,7 +12,7 @@ from predictive_scaler_dev.localcluster.build import (
     staging_replacements,
     versioned_replacements,
 )
-from predictive_scaler_dev.localcluster.components import ETCD, KUBERNETES, KWOK, cache_root
+from predictive_scaler_dev.localcluster.components import ETCD, HELM, KUBERNETES, KWOK, cache_root
 
 KUBERNETES_GO_MOD = """module k8s.io/kubernetes
 
@@ -26,6 +29,8 @@ replace (
 \tk8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20250101
 )
 """
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_every_staging_replace_becomes_its_published_release() -> None:
@@ -82,6 +87,17 @@ def test_cache_is_keyed_by_version_outside_the_repository(monkeypatch: pytest.Mo
     monkeypatch.setenv("XDG_CACHE_HOME", "/tmp/xdg")
     assert str(cache_root()) == "/tmp/xdg/predictive-scaler"
     assert KUBERNETES.key == f"kubernetes-{KUBERNETES.version}"
+    # A rebuild of the same version (new ldflags) gets a folder of its own.
+    assert HELM.key == f"helm-{HELM.version}-r{HELM.revision}"
+
+
+def test_helm_assumes_a_kubernetes_the_chart_accepts_when_no_cluster_is_asked() -> None:
+    chart = (REPO / "charts" / "predictive-scaler" / "Chart.yaml").read_text()
+    required = re.search(r'^kubeVersion: ">=1\.(\d+)\.0-0"$', chart, re.MULTILINE)
+    assert required is not None, chart
+    stamped = {flag.split("=")[0].rsplit(".", 1)[-1]: flag.split("=")[1] for flag in HELM.ldflags}
+    assert stamped["k8sVersionMajor"] == "1"
+    assert int(stamped["k8sVersionMinor"]) >= int(required.group(1))
 
 
 def test_an_older_local_go_is_refused_with_what_to_do() -> None:

@@ -15,6 +15,8 @@ KUBERNETES_VERSION = "v1.36.3"
 ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v3.22.0"
+# Helm v3.22.0's go.mod requires k8s.io/client-go v0.37.0: Kubernetes 1.37.
+HELM_KUBERNETES_MINOR = "37"
 METRICS_SERVER_VERSION = "v0.9.0"
 DESCHEDULER_VERSION = "v0.36.0"
 KEDA_VERSION = "v2.21.0"
@@ -36,10 +38,14 @@ class GoBuild:
     ldflags: tuple[str, ...] = ()
     # Files of the module's own release copied beside the binaries (kwok's stages).
     release_files: tuple[str, ...] = ()
+    # Raised when the same version must be built anew (its ldflags changed, say),
+    # so that a cached binary of the old build is not reused.
+    revision: int = 1
 
     @property
     def key(self) -> str:
-        return f"{self.name}-{self.version}"
+        suffix = f"-r{self.revision}" if self.revision > 1 else ""
+        return f"{self.name}-{self.version}{suffix}"
 
     def installed_files(self) -> tuple[str, ...]:
         return self.binaries_named() + tuple(Path(f).name for f in self.release_files)
@@ -115,8 +121,22 @@ HELM = GoBuild(
     module="helm.sh/helm/v3",
     version=HELM_VERSION,
     packages=("helm.sh/helm/v3/cmd/helm",),
-    ldflags=(f"-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",),
+    ldflags=(
+        f"-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",
+        # The Kubernetes version `helm template` and `helm lint` assume without a
+        # cluster, as helm's Makefile stamps it (its client-go's minor version):
+        # unstamped it is 1.20, which the chart's kubeVersion refuses.
+        *(
+            f"-X helm.sh/helm/v3/pkg/{package}.{field}={value}"
+            for package in ("chartutil", "lint/rules")
+            for field, value in (
+                ("k8sVersionMajor", "1"),
+                ("k8sVersionMinor", HELM_KUBERNETES_MINOR),
+            )
+        ),
+    ),
     typical_seconds=110,  # measured 2026-11-23
+    revision=2,  # stamped with its Kubernetes version
 )
 METRICS_SERVER = GoBuild(
     name="metrics-server",
