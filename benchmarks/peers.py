@@ -320,7 +320,8 @@ def _row(run: ToolRun, other: ToolRun | None = None) -> list[str]:
     ]
 
 
-def _other(run: ToolRun, runs: list[ToolRun]) -> ToolRun | None:
+def _peer_on_the_same_cluster(run: ToolRun, runs: list[ToolRun]) -> ToolRun | None:
+    """The other tool's run on a cluster of the same size, whose end degree ``run`` chases."""
     return next((o for o in runs if o.nodes == run.nodes and o.tool != run.tool), None)
 
 
@@ -345,7 +346,7 @@ def report(runs: list[ToolRun], cycles: int) -> str:
         f"descheduler v0.36 LowNodeUtilization on metrics-server usage, deviation thresholds "
         f"{DEVIATION_PERCENT} %; predictive-scaler's rebalancer with its defaults on Prometheus.",
         "",
-        *table(header, [_row(run, _other(run, runs)) for run in runs]),
+        *table(header, [_row(run, _peer_on_the_same_cluster(run, runs)) for run in runs]),
         "",
     ]
     return "\n".join(lines)
