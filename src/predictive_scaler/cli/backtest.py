@@ -29,6 +29,7 @@ from predictive_scaler.simulation.backtest import (
     DEFAULT_TARGET,
     MATCH_HPA,
 )
+from predictive_scaler.simulation.shadow import Fallback
 from predictive_scaler.units import counted, format_duration, percentage
 
 
@@ -71,8 +72,9 @@ def add_parser(commands: Any) -> None:
     )
     backtest.add_argument(
         "--when-worse-than-reactive",
-        choices=("Warn", "FollowHPA"),
-        default="Warn",
+        type=Fallback,
+        choices=list(Fallback),
+        default=Fallback.WARN,
         help="as spec.comparison.whenWorseThanReactive: FollowHPA shadows the reactive HPA "
         "as the operator does and follows its count while the forecast loses to it on both "
         "overload and replica-minutes (default Warn: report only)",
@@ -142,7 +144,7 @@ def run(args: argparse.Namespace) -> BacktestReport:
         long_step_seconds=args.long_step,
         seasonality_seconds=args.seasonality,
         overload_budget=args.overload_budget,
-        follow_hpa=args.when_worse_than_reactive == "FollowHPA",
+        when_worse_than_reactive=args.when_worse_than_reactive,
     )
     with tqdm(
         total=max(0, load.size - settings.history_steps(step)),

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.kube import Scale
 from predictive_scaler.operator.report import timestamp
-from predictive_scaler.operator.resource import Fallback, Mode, PredictiveScalerSpec
+from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
 from predictive_scaler.scaling import Decision, LoadHistory
 from predictive_scaler.simulation.shadow import (
     Observed,
@@ -192,7 +192,7 @@ def compared(
         previous_shadow(raw_status),
         spec.shadow_spec(),
         seen,
-        follow=spec.comparison.when_worse_than_reactive is Fallback.FOLLOW_HPA,
+        fallback=spec.comparison.when_worse_than_reactive,
         dry_run=dry_run,
     )
     if shadow is None:

@@ -24,7 +24,7 @@ from predictive_scaler.scaling.spec import (
     MAX_OVERLOAD_BUDGET,
     lead_steps,
 )
-from predictive_scaler.simulation.shadow import ShadowSpec
+from predictive_scaler.simulation.shadow import Fallback, ShadowSpec
 from predictive_scaler.units import format_duration, parse_duration, percentage
 
 GROUP = "autoscaling.predictive-scaler.io"
@@ -268,11 +268,6 @@ class ScalingSettings(ApiModel):
     @property
     def lead_time_seconds(self) -> float:
         return 0.0 if self.lead_time.rstrip("smh") == "0" else parse_duration(self.lead_time)
-
-
-class Fallback(StrEnum):
-    WARN = "Warn"
-    FOLLOW_HPA = "FollowHPA"
 
 
 class ComparisonSettings(ApiModel):

@@ -28,7 +28,7 @@ from predictive_scaler.simulation.replay import (
     default_capacity,
     replay,
 )
-from predictive_scaler.simulation.shadow import ShadowSpec
+from predictive_scaler.simulation.shadow import Fallback, ShadowSpec
 
 DEFAULT_TARGET = 0.7
 # The predictive scaler's headroom: the share of a replica's capacity its
@@ -69,9 +69,9 @@ class BacktestSettings:
     # upper bound (spec.metric.targetPerReplica); a share (or MATCH_HPA): from the
     # capacity per replica within that overload budget (capacityPerReplica).
     overload_budget: float | Literal["hpa"] | None = None
-    # comparison.whenWorseThanReactive: FollowHPA. The predictive policy shadows the
+    # comparison.whenWorseThanReactive. With FollowHPA the predictive policy shadows the
     # baseline HPA as the operator does and follows its count while it loses to it.
-    follow_hpa: bool = False
+    when_worse_than_reactive: Fallback = Fallback.WARN
     predictive_sweep: Sequence[float] = PREDICTIVE_SWEEP
     budget_sweep: Sequence[float] = BUDGET_SWEEP
     baseline_sweep: Sequence[float] = BASELINE_SWEEP
@@ -197,14 +197,18 @@ def run_backtest(
 
     target = settings.target
     # The shadow a FollowHPA object keeps: the baseline HPA below, on the same load.
-    shadow = ShadowSpec(
-        capacity=config.capacity,
-        target=config.capacity * target,
-        step_seconds=step_seconds,
-        startup_steps=config.startup_steps,
-        min_replicas=1,
-        max_replicas=UNBOUNDED_REPLICAS,
-        behavior=None,
+    follow = (
+        ShadowSpec(
+            capacity=config.capacity,
+            target=config.capacity * target,
+            step_seconds=step_seconds,
+            startup_steps=config.startup_steps,
+            min_replicas=1,
+            max_replicas=UNBOUNDED_REPLICAS,
+            behavior=None,
+        )
+        if settings.when_worse_than_reactive is Fallback.FOLLOW_HPA
+        else None
     )
 
     def predictive(utilisation: float, budget: float | None = None) -> PredictivePolicy:
@@ -215,7 +219,7 @@ def run_backtest(
             history_steps=history_steps,
             interval=settings.interval,
             budget=budget,
-            follow_hpa=shadow if settings.follow_hpa else None,
+            follow_hpa=follow,
         )
 
     hpa = replay(load, HpaPolicy(config, target), config)
@@ -250,5 +254,5 @@ def run_backtest(
         table,
         budget,
         beyond,
-        chosen.followed_steps if settings.follow_hpa else None,
+        None if follow is None else chosen.followed_steps,
     )

@@ -8,6 +8,7 @@ from predictive_scaler.scaling.policy import Forecaster
 from predictive_scaler.simulation.forecasts import history_before
 from predictive_scaler.simulation.replay import UNBOUNDED_REPLICAS, ReplayConfig
 from predictive_scaler.simulation.shadow import (
+    Fallback,
     Observed,
     ShadowSpec,
     ShadowState,
@@ -104,7 +105,12 @@ class PredictivePolicy:
                 history, replicas, ready_before, decision.desired_replicas, decision.forecast
             )
             decision, self.shadow = judge_against_shadow(
-                decision, self.shadow, self.follow_hpa, seen, follow=True, dry_run=False
+                decision,
+                self.shadow,
+                self.follow_hpa,
+                seen,
+                fallback=Fallback.FOLLOW_HPA,
+                dry_run=False,
             )
             self.followed_steps += bool(self.shadow is not None and self.shadow.following)
         # The decision at t counts the sample of step t - 1.

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,13 @@ from predictive_scaler.units import counted
 
 # Forecasts awaiting their load: one per step of the lead time, and some to spare.
 MAX_PENDING = 512
+
+
+class Fallback(StrEnum):
+    """What losing to the shadow HPA on both counts does (comparison.whenWorseThanReactive)."""
+
+    WARN = "Warn"  # a condition and an Event
+    FOLLOW_HPA = "FollowHPA"  # and the shadow's count is followed until the forecast wins
 
 
 @dataclass(frozen=True)
@@ -351,12 +359,12 @@ def judge_against_shadow(
     spec: ShadowSpec,
     seen: Observed | None,
     *,
-    follow: bool,
+    fallback: Fallback,
     dry_run: bool,
 ) -> tuple[Decision, ShadowState | None]:
     """The shadow advanced over what ``seen`` read (None: no metrics this time) and steered,
     and the decision that then stands: the shadow HPA's count while the object follows it
-    (``follow``: ``whenWorseThanReactive: FollowHPA``).
+    (``fallback`` FOLLOW_HPA).
 
     The one path of the fallback: the operator takes it on every evaluation, and
     the replay's predictive policy on every step when it is asked to follow.
@@ -365,13 +373,14 @@ def judge_against_shadow(
         shadow = advance(shadow, spec, seen)
     if shadow is None:
         return decision, None
-    shadow = steered(shadow, follow=follow, dry_run=dry_run)
+    shadow = steered(shadow, follow=fallback is Fallback.FOLLOW_HPA, dry_run=dry_run)
     if shadow.following and decision.forecast is not None and not decision.held:
         decision = following_hpa(decision, shadow, spec)
     return decision, shadow
 
 
 __all__ = [
+    "Fallback",
     "FleetState",
     "Observed",
     "PendingForecast",
