@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 import yaml
 
+from tests.fixtures.chart import CHART
+
 pytestmark = pytest.mark.unit
 
-CHART = Path(__file__).resolve().parents[2] / "charts" / "predictive-scaler"
 SCHEMA = json.loads((CHART / "values.schema.json").read_text())
 DEFAULTS: dict[str, Any] = yaml.safe_load((CHART / "values.yaml").read_text())
 

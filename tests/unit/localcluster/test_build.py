@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -13,6 +12,7 @@ from predictive_scaler_dev.localcluster.build import (
     versioned_replacements,
 )
 from predictive_scaler_dev.localcluster.components import ETCD, HELM, KUBERNETES, KWOK, cache_root
+from tests.fixtures.chart import CHART
 
 KUBERNETES_GO_MOD = """module k8s.io/kubernetes
 
@@ -29,8 +29,6 @@ replace (
 \tk8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20250101
 )
 """
-
-REPO = Path(__file__).resolve().parents[3]
 
 
 def test_every_staging_replace_becomes_its_published_release() -> None:
@@ -92,7 +90,7 @@ def test_cache_is_keyed_by_version_outside_the_repository(monkeypatch: pytest.Mo
 
 
 def test_helm_assumes_a_kubernetes_the_chart_accepts_when_no_cluster_is_asked() -> None:
-    chart = (REPO / "charts" / "predictive-scaler" / "Chart.yaml").read_text()
+    chart = (CHART / "Chart.yaml").read_text()
     required = re.search(r'^kubeVersion: ">=1\.(\d+)\.0-0"$', chart, re.MULTILINE)
     assert required is not None, chart
     stamped = {flag.split("=")[0].rsplit(".", 1)[-1]: flag.split("=")[1] for flag in HELM.ldflags}
