@@ -116,7 +116,7 @@ class BacktestResult:
     # With a budget: the predictive policy's overloaded steps beyond the threshold's
     # ceiling, load no budget could have bought off (scaling/budget.py, counted by decide).
     beyond_ceiling: int | None = None
-    # With follow_hpa: the steps the predictive policy followed the shadow HPA's count.
+    # Following the shadow HPA (FollowHPA): the steps the predictive policy took its count.
     followed_steps: int | None = None
 
     @property
