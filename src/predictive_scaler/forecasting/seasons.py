@@ -221,14 +221,24 @@ def _centred_mean(values: FloatArray, window: int) -> FloatArray:
 
 
 def _phase_medians(values: FloatArray, phases: IntArray, size: int) -> FloatArray:
+    """The median of each phase's finite values (missing phases interpolated around the cycle).
+
+    One sort of a (cycles, phases) table instead of a median per phase: a week at 5 min is
+    2,016 phases, and a call each took ~45 ms of a fresh selection on 14 days. The middle
+    pair is averaged as ``np.median`` averages it, so the medians are the same to the bit.
+    """
     order = np.argsort(phases, kind="stable")
     sorted_phases, sorted_values = phases[order], values[order]
     bounds = np.searchsorted(sorted_phases, np.arange(size + 1))
-    medians = np.zeros(size)
-    for phase in range(size):
-        chunk = sorted_values[bounds[phase] : bounds[phase + 1]]
-        chunk = chunk[np.isfinite(chunk)]
-        medians[phase] = float(np.median(chunk)) if chunk.size else np.nan
+    counts = np.diff(bounds)
+    table = np.full((max(int(counts.max(initial=0)), 1), size), np.nan)
+    table[np.arange(sorted_phases.size) - bounds[sorted_phases], sorted_phases] = sorted_values
+    table.sort(axis=0)  # NaN last
+    finite = np.isfinite(table).sum(axis=0)
+    columns = np.arange(size)
+    low = table[np.maximum(finite - 1, 0) // 2, columns]
+    high = table[finite // 2, columns]
+    medians = np.where(finite > 0, np.mean([low, high], axis=0), np.nan)
     if np.isnan(medians).all():
         return np.zeros(size)
     known = np.flatnonzero(np.isfinite(medians))

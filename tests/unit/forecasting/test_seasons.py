@@ -9,6 +9,7 @@ from predictive_scaler.forecasting.seasons import (
     DAY,
     WEEK,
     TimedSeries,
+    _phase_medians,
     find_seasons,
     history_needed,
     learn_profile,
@@ -88,3 +89,30 @@ def test_the_profile_lines_up_with_the_clock_at_any_step() -> None:
 def test_a_profile_needs_usable_values() -> None:
     assert learn_profile(timed(np.full(10, np.nan)), [DAY]) is None
     assert learn_profile(timed(np.ones(10)), []) is None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_each_phase_takes_the_median_of_its_observed_values(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(2, 300))
+    values = np.round(rng.normal(0, 10, int(rng.integers(1, 4 * size))), 1)
+    values[rng.random(values.size) < 0.4] = np.nan
+    phases = (np.arange(values.size) + int(rng.integers(0, 1000))) % size
+    expected = np.array(
+        [
+            np.median(chunk[np.isfinite(chunk)]) if np.isfinite(chunk).any() else np.nan
+            for chunk in (values[phases == phase] for phase in range(size))
+        ]
+    )
+    medians = _phase_medians(values, phases.astype(np.int64), size)
+    observed = np.isfinite(expected)
+    if not observed.any():
+        assert np.array_equal(medians, np.zeros(size))
+        return
+    assert np.array_equal(medians[observed], expected[observed])
+    # A phase nobody observed lies between its observed neighbours around the cycle.
+    known = np.flatnonzero(observed)
+    assert np.allclose(
+        medians[~observed],
+        np.interp(np.flatnonzero(~observed), known, expected[known], period=size),
+    )
