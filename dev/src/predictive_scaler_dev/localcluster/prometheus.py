@@ -1,13 +1,16 @@
-"""The local Prometheus: queried with a deadline (`up`'s readiness check, the tests), backfilled."""
+"""The local Prometheus: queried with a deadline (`up`'s readiness check, the tests),
+backfilled, and made to log the queries it runs while a test needs to know them."""
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +45,46 @@ def query_until(
                 f"{promql!r} not accepted within {timeout:.0f} s; last answer: {last}"
             )
         time.sleep(interval)
+
+
+@contextmanager
+def query_log(cluster: LocalCluster) -> Iterator[Path]:
+    """Prometheus logs every query it runs to the file yielded, until the block ends.
+
+    The query log is switched on by a configuration reload (`--web.enable-lifecycle`;
+    the reload answers once the configuration is applied) and off again the same way:
+    it is never rotated, so it is not left on.
+    """
+    config = cluster.layout.prometheus_config
+    written = config.read_text()
+    path = config.parent / "queries.log"
+    path.unlink(missing_ok=True)
+    logging = json.loads(written)
+    logging["global"]["query_log_file"] = str(path)
+    config.write_text(json.dumps(logging, indent=2) + "\n")
+    try:
+        _reload(cluster.prometheus_url)
+        # Prometheus's own gauge, read from its /metrics (it does not scrape itself here).
+        metrics = requests.get(f"{cluster.prometheus_url}/metrics", timeout=30.0).text
+        if "\nprometheus_engine_query_log_enabled 1" not in metrics:
+            raise RuntimeError("Prometheus reloaded its configuration but logs no queries")
+        yield path
+    finally:
+        config.write_text(written)
+        _reload(cluster.prometheus_url)
+        path.unlink(missing_ok=True)
+
+
+def _reload(base_url: str) -> None:
+    requests.post(f"{base_url}/-/reload", timeout=30.0).raise_for_status()
+
+
+def logged_queries(path: Path) -> list[str]:
+    """The PromQL of every query in a Prometheus query log, oldest first."""
+    text = path.read_text() if path.exists() else ""
+    # A line Prometheus is still writing is left for the next read.
+    lines = text[: text.rfind("\n") + 1].splitlines()
+    return [str(json.loads(line)["params"]["query"]) for line in lines if line.strip()]
 
 
 def finite(samples: list[Sample]) -> bool:
