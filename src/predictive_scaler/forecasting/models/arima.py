@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from statsmodels.tools.eval_measures import aic, aicc, bic
 from statsmodels.tsa.arima.model import ARIMA
 
 from predictive_scaler.forecasting.base import ForecastModel, guarded_means
@@ -30,7 +31,8 @@ from predictive_scaler.forecasting.models.state_space import (
 )
 
 Order = tuple[int, int, int]
-CRITERIA = ("aic", "bic", "aicc")
+# statsmodels' own formulas, as its results compute their criteria.
+CRITERIA = {"aic": aic, "bic": bic, "aicc": aicc}
 # Windows longer than this search their order on conditional sums of squares,
 # as R's auto.arima does by default (Hyndman and Khandakar, 2008): only the
 # order chosen is fitted by exact maximum likelihood. R's 150 is kept though
@@ -51,6 +53,29 @@ APPROXIMATE_ABOVE = 150
 WARM_START_ITERATIONS = 10
 
 
+def estimates(model: ARIMA, start_params: Any) -> Any:
+    """statsmodels' maximum-likelihood estimates (warm-started ones cut short, see above)."""
+    return model.fit(
+        start_params=start_params,
+        method_kwargs=None if start_params is None else {"maxiter": WARM_START_ITERATIONS},
+        return_params=True,
+    )
+
+
+def criterion_at(model: ARIMA, params: Any, criterion: str) -> float:
+    """The information criterion the filter's results would give at ``params``, from the
+    likelihood alone.
+
+    An order search keeps one fit of nine; building the filter's results for each
+    took 2.2 ms of a 36-point fit, the likelihood takes 0.5. statsmodels' results
+    count every parameter as free and, for these models (no diffuse state), every
+    observation after the likelihood's burn: the same criterion to the bit (a unit
+    test holds it to statsmodels' own for d = 0 and 1).
+    """
+    observations = model.nobs - model.ssm.loglikelihood_burn
+    return float(CRITERIA[criterion](float(model.loglike(params)), observations, np.size(params)))
+
+
 def maximum_likelihood(model: ARIMA, start_params: Any) -> Any:
     """statsmodels' maximum-likelihood estimates, and its Kalman filter at them.
 
@@ -63,12 +88,7 @@ def maximum_likelihood(model: ARIMA, start_params: Any) -> Any:
     in less time. (The covariance's SVD is also where a fit of a load in a
     tiny unit once spun for good: see ``MAGNITUDES_FITTED_AS_THEY_ARE``.)
     """
-    params = model.fit(
-        start_params=start_params,
-        method_kwargs=None if start_params is None else {"maxiter": WARM_START_ITERATIONS},
-        return_params=True,
-    )
-    return model.filter(params, cov_type="none")
+    return model.filter(estimates(model, start_params), cov_type="none")
 
 
 class Arima(ForecastModel):
@@ -96,7 +116,7 @@ class Arima(ForecastModel):
         start_params: tuple[float, ...] | None = None,
     ) -> None:
         if criterion not in CRITERIA:
-            raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+            raise ValueError(f"criterion must be one of {tuple(CRITERIA)}, got {criterion!r}")
         if order is not None and (len(order) != 3 or min(order) < 0):
             raise ValueError(f"order must be three non-negative integers, got {order!r}")
         self.order = None if order is None else (int(order[0]), int(order[1]), int(order[2]))
@@ -177,9 +197,23 @@ class Arima(ForecastModel):
             # check rejects it.
             return None if on_invertibility_boundary(results) else results
 
+        def cold_estimates(order: Order) -> tuple[ARIMA, Any]:
+            model = model_of(order)
+            return model, estimates(model, None)
+
         orders = self.candidate_orders(window)
-        if self.order is not None or window.size <= APPROXIMATE_ABOVE:
+        if self.order is not None:
             return lowest_criterion(orders, fit, self.criterion)
+        if window.size <= APPROXIMATE_ABOVE:
+            # Every order by exact likelihood from statsmodels' start; only the one
+            # kept is filtered into results.
+            score, order, (model, params) = lowest_criterion(
+                orders,
+                cold_estimates,
+                self.criterion,
+                lambda fitted: criterion_at(fitted[0], fitted[1], self.criterion),
+            )
+            return score, order, model.filter(params, cov_type="none")
         d = orders[0][1]
         x = np.diff(window, d) if d else window
         ranked: list[tuple[float, Order, FloatArray, float]] = []
