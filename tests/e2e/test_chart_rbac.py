@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 
 from kubernetes import client
@@ -63,13 +64,12 @@ def test_the_charts_service_account_is_enough_for_a_scale_and_an_eviction_and_no
     apps_v1.create_namespaced_deployment(namespace, pinned_deployment("batch", 4, pool))  # type: ignore[arg-type]
     wait_for(lambda: len(running_pods(core_v1, namespace, "batch")) == 4, what="batch Running")
     cool = kwok_nodes.create(shape)
-    drivers = [
-        LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.7),
-        LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: 4.0),
-    ]
-    try:
-        for driver in drivers:
-            driver.start()
+    with ExitStack() as stack:
+        for driver in (
+            LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.7),
+            LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: 4.0),
+        ):
+            stack.enter_context(driver)
         web = scaler(
             "web", "web", metric={"resource": "cpu", "targetPerReplica": "500m"}, min_replicas=2
         )
@@ -101,9 +101,6 @@ def test_the_charts_service_account_is_enough_for_a_scale_and_an_eviction_and_no
             return "Evicted" in reasons
 
         wait_for(evicted, timeout=90, what=f"an eviction by the ServiceAccount ({operator.log})")
-    finally:
-        for driver in drivers:
-            driver.stop()
     assert "Forbidden" not in operator.log_tail(200)
     assert {p.spec.node_name for p in running_pods(core_v1, namespace, "batch") if p.spec} & set(
         cool

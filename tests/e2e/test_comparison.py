@@ -199,9 +199,7 @@ def test_a_workload_worse_than_the_shadow_hpa_says_so_and_follows_it_when_asked(
     def ramp(seconds: float) -> float:
         return float(min(8.0, 0.8 * math.exp(seconds / 60.0)) * noise[int(seconds) % noise.size])
 
-    driver = LoadDriver(core_v1, apps_v1, namespace, "slow", ramp)
-    driver.start()
-    try:
+    with LoadDriver(core_v1, apps_v1, namespace, "slow", ramp) as driver:
 
         def worse() -> bool:
             found = condition(read_status(custom_objects, namespace, "slow"), "ForecastReliable")
@@ -232,6 +230,4 @@ def test_a_workload_worse_than_the_shadow_hpa_says_so_and_follows_it_when_asked(
             )
 
         wait_for(follows, timeout=60, what="the workload at the shadow HPA's replicas")
-    finally:
-        driver.stop()
     assert not driver.errors, driver.errors

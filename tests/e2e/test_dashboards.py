@@ -51,9 +51,7 @@ def test_every_dashboard_query_answers_with_finite_numbers_from_a_real_run(
     )
     body["spec"]["scaling"]["overloadBudget"] = "2%"
     custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda s: 0.6 + 0.02 * s)
-    driver.start()
-    try:
+    with LoadDriver(core_v1, apps_v1, namespace, "web", lambda s: 0.6 + 0.02 * s) as driver:
         # The slowest series: a model chosen by a backtest over enough history.
         wait_for(
             lambda: bool(
@@ -96,6 +94,4 @@ def test_every_dashboard_query_answers_with_finite_numbers_from_a_real_run(
                     assert math.isfinite(sample.value), (query.panel, promql, sample)
                 checked += 1
         assert checked >= 20
-    finally:
-        driver.stop()
     assert not driver.errors, driver.errors

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import datetime
 from itertools import pairwise
 from typing import Any
@@ -77,91 +78,95 @@ def test_a_saturated_namespace_leaves_another_on_time_and_is_told_it_is_late(
 ) -> None:
     calm, noisy = namespace, f"{namespace}-noisy"[:63]
     create_namespace(core_v1, noisy, timeout=DEADLINE)
-    drivers = []
     try:
-        for where in (calm, noisy):
-            create_deployment(apps_v1, where, "web", 1, cpu_request="1")
-            driver = LoadDriver(core_v1, apps_v1, where, "web", lambda _: 0.5)
-            driver.start()
-            drivers.append(driver)
-        cpu = {"resource": "cpu", "targetPerReplica": "500m"}
-        calm_bodies = [
-            scaler(
-                f"calm-{i}",
-                "web",
-                metric=cpu,
-                mode="DryRun",
-                syncPeriod=f"{CALM_PERIOD:g}s",
-                forecast={"models": ["holt"], "history": "40s", "step": "2s"},
+        with ExitStack() as stack:
+            for where in (calm, noisy):
+                create_deployment(apps_v1, where, "web", 1, cpu_request="1")
+                stack.enter_context(LoadDriver(core_v1, apps_v1, where, "web", lambda _: 0.5))
+            cpu = {"resource": "cpu", "targetPerReplica": "500m"}
+            calm_bodies = [
+                scaler(
+                    f"calm-{i}",
+                    "web",
+                    metric=cpu,
+                    mode="DryRun",
+                    syncPeriod=f"{CALM_PERIOD:g}s",
+                    forecast={"models": ["holt"], "history": "40s", "step": "2s"},
+                )
+                for i in range(CALM_OBJECTS)
+            ]
+            # The dearest the schema lets a namespace ask for: every 2 s, and a new
+            # selection as often as the refresh rule allows (10 s + 2.5 ms x 20 points).
+            noisy_bodies = [
+                scaler(
+                    f"noisy-{i}",
+                    "web",
+                    metric=cpu,
+                    mode="DryRun",
+                    syncPeriod="2s",
+                    forecast={"models": ["auto"], "history": "40s", "step": "2s", "refresh": "11s"},
+                )
+                for i in range(NOISY_OBJECTS)
+            ]
+            _create_all(custom_objects, noisy, noisy_bodies)
+            operator = start_operator(
+                {
+                    "PREDICTIVE_SCALER_NAMESPACES": f"{calm},{noisy}",
+                    "PREDICTIVE_SCALER_REBALANCE_MODE": "Off",
+                    "PREDICTIVE_SCALER_EVALUATION_WORKERS": "1",
+                    "PREDICTIVE_SCALER_SELECTION_WORKERS": "1",
+                }
             )
-            for i in range(CALM_OBJECTS)
-        ]
-        # The dearest the schema lets a namespace ask for: every 2 s, and a new
-        # selection as often as the refresh rule allows (10 s + 2.5 ms x 20 points).
-        noisy_bodies = [
-            scaler(
-                f"noisy-{i}",
-                "web",
-                metric=cpu,
-                mode="DryRun",
-                syncPeriod="2s",
-                forecast={"models": ["auto"], "history": "40s", "step": "2s", "refresh": "11s"},
+            # The noisy backlog builds first; calm arrives into it.
+            wait_for(
+                lambda: (
+                    sum(
+                        _evaluated_at(s) is not None
+                        for s in _statuses(custom_objects, noisy).values()
+                    )
+                    >= NOISY_OBJECTS // 2
+                ),
+                timeout=DEADLINE,
+                what="half the noisy objects to be evaluated",
             )
-            for i in range(NOISY_OBJECTS)
-        ]
-        _create_all(custom_objects, noisy, noisy_bodies)
-        operator = start_operator(
-            {
-                "PREDICTIVE_SCALER_NAMESPACES": f"{calm},{noisy}",
-                "PREDICTIVE_SCALER_REBALANCE_MODE": "Off",
-                "PREDICTIVE_SCALER_EVALUATION_WORKERS": "1",
-                "PREDICTIVE_SCALER_SELECTION_WORKERS": "1",
-            }
-        )
-        # The noisy backlog builds first; calm arrives into it.
-        wait_for(
-            lambda: (
-                sum(_evaluated_at(s) is not None for s in _statuses(custom_objects, noisy).values())
-                >= NOISY_OBJECTS // 2
-            ),
-            timeout=DEADLINE,
-            what="half the noisy objects to be evaluated",
-        )
-        _create_all(custom_objects, calm, calm_bodies)
-        wait_for(
-            lambda: (
-                all(_evaluated_at(s) is not None for s in _statuses(custom_objects, calm).values())
-                and len(_statuses(custom_objects, calm)) == CALM_OBJECTS
-            ),
-            timeout=DEADLINE,
-            what="every calm object's first evaluation",
-        )
+            _create_all(custom_objects, calm, calm_bodies)
+            wait_for(
+                lambda: (
+                    all(
+                        _evaluated_at(s) is not None
+                        for s in _statuses(custom_objects, calm).values()
+                    )
+                    and len(_statuses(custom_objects, calm)) == CALM_OBJECTS
+                ),
+                timeout=DEADLINE,
+                what="every calm object's first evaluation",
+            )
 
-        seen: dict[str, list[float]] = {f"calm-{i}": [] for i in range(CALM_OBJECTS)}
-        began = time.time()
-        while time.time() - began < OBSERVED_SECONDS:
-            for name, status in _statuses(custom_objects, calm).items():
-                stamp = _evaluated_at(status)
-                if stamp is not None and (not seen[name] or seen[name][-1] != stamp):
-                    seen[name].append(stamp)
-            time.sleep(0.5)  # a polling interval, not a synchronisation
-        ended = time.time()
-        calm_statuses = _statuses(custom_objects, calm)
+            seen: dict[str, list[float]] = {f"calm-{i}": [] for i in range(CALM_OBJECTS)}
+            began = time.time()
+            while time.time() - began < OBSERVED_SECONDS:
+                for name, status in _statuses(custom_objects, calm).items():
+                    stamp = _evaluated_at(status)
+                    if stamp is not None and (not seen[name] or seen[name][-1] != stamp):
+                        seen[name].append(stamp)
+                time.sleep(0.5)  # a polling interval, not a synchronisation
+            ended = time.time()
+            calm_statuses = _statuses(custom_objects, calm)
 
-        def noisy_flagged() -> int:
-            return sum(map(_flagged_late, _statuses(custom_objects, noisy).values()))
+            def noisy_flagged() -> int:
+                return sum(map(_flagged_late, _statuses(custom_objects, noisy).values()))
 
-        # An object is flagged after LATE_CYCLES late turns of its own, and on a
-        # busy machine fewer noisy turns fit the observed window: wait for them.
-        wait_for(
-            lambda: noisy_flagged() >= NOISY_OBJECTS // 2,
-            timeout=DEADLINE,
-            what="half the noisy objects to carry EvaluationsLate",
-        )
-        noisy_statuses = _statuses(custom_objects, noisy)
-        lateness = samples(operator, "predictive_scaler_evaluation_lateness_seconds")
+            # An object is flagged after LATE_CYCLES late turns of its own, and on a
+            # busy machine fewer noisy turns fit the observed window: wait for them.
+            wait_for(
+                lambda: noisy_flagged() >= NOISY_OBJECTS // 2,
+                timeout=DEADLINE,
+                what="half the noisy objects to carry EvaluationsLate",
+            )
+            noisy_statuses = _statuses(custom_objects, noisy)
+            lateness = samples(operator, "predictive_scaler_evaluation_lateness_seconds")
     finally:
-        _clean_up(drivers, custom_objects, core_v1, calm, noisy)
+        _clean_up(custom_objects, core_v1, calm, noisy)
 
     allowed = 1.5 * CALM_PERIOD + RESOLUTION
     for name, stamps in seen.items():
@@ -186,16 +191,13 @@ def test_a_saturated_namespace_leaves_another_on_time_and_is_told_it_is_late(
 
 
 def _clean_up(
-    drivers: list[LoadDriver],
     custom_objects: client.CustomObjectsApi,
     core_v1: client.CoreV1Api,
     calm: str,
     noisy: str,
 ) -> None:
-    """Stop the load, delete both namespaces' objects, and the noisy namespace, come what may."""
+    """Delete both namespaces' objects, and the noisy namespace, come what may."""
     try:
-        for driver in drivers:
-            driver.stop()
         for where in (calm, noisy):
             if _statuses(custom_objects, where):
                 _delete_all(custom_objects, where)

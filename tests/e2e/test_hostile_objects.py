@@ -96,9 +96,7 @@ def test_objects_only_the_operator_can_judge_get_conditions_and_harm_nothing(
     namespace: str,
 ) -> None:
     create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 0.3)
-    driver.start()
-    try:
+    with LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 0.3):
         cases = handled(namespace)
         for body, _, _ in cases.values():
             custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
@@ -140,8 +138,6 @@ def test_objects_only_the_operator_can_judge_get_conditions_and_harm_nothing(
         assert scale.spec.replicas == 2  # no hostile object moved the shared target
         assert operator.alive()
         assert "Traceback" not in operator.log.read_text()
-    finally:
-        driver.stop()
 
 
 def pod_names(core_v1: client.CoreV1Api, namespace: str) -> set[str]:
@@ -168,9 +164,7 @@ def test_a_replicaset_its_deployment_controls_is_refused_not_fought_over(
     name = str(owned.metadata.name)
     # Load that would need 4 replicas: an operator scaling the ReplicaSet and the
     # Deployment controller scaling it back would create and delete pods all along.
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 2.0)
-    driver.start()
-    try:
+    with LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 2.0):
         body = scaler("on-rs", name, metric={"resource": "cpu", "targetPerReplica": "500m"})
         body["spec"]["scaleTargetRef"] = {
             "apiVersion": "apps/v1",
@@ -191,5 +185,3 @@ def test_a_replicaset_its_deployment_controls_is_refused_not_fought_over(
             assert pod_names(core_v1, namespace) == pods_before
 
         hold_for(10.0, nothing_fought)
-    finally:
-        driver.stop()

@@ -64,7 +64,6 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
     assert [*entrypoint, *command] == ["predictive-scaler", "run"]
 
     create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.7)
     body = scaler(
         "web", "web", metric={"resource": "cpu", "targetPerReplica": "500m"}, min_replicas=2
     )
@@ -83,34 +82,35 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
         ),
     )
     try:
-        driver.start()
-        operator.start(timeout=120)  # the image's Python compiles nothing: a read-only tree
-        inside = innermost(operator.pid)
-        # The program inside is the image's entrypoint in the image's tree (this host
-        # has no /venv), run by the image's user, not root.
-        assert "/venv/bin/predictive-scaler" in Path(f"/proc/{inside}/cmdline").read_text()
-        assert (Path("/proc") / str(inside) / "root" / "venv/bin/predictive-scaler").is_file()
-        assert not Path("/venv").exists()
-        assert uid_of(inside) == IMAGE_USER
-
-        wait_for(
-            lambda: replicas(apps_v1, namespace, "web") > 2,
-            timeout=120,
-            what=f"a scale-up by the operator in the image ({operator.log})",
-        )
-        with urllib.request.urlopen(
-            f"http://127.0.0.1:{liveness_port}/healthz", timeout=5
-        ) as response:
-            assert response.status == 200
-        desired = (("kind", "desired"), ("name", "web"), ("namespace", namespace))
-        assert samples(operator, "predictive_scaler_replicas")[desired] > 2
-        # The chart turns leader election on: this replica holds the release's Lease.
-        assert samples(operator, "predictive_scaler_leader") == {(): 1.0}
-        log = operator.log_tail(400)
-        assert "Forbidden" not in log
-    finally:
         try:
-            driver.stop()
+            with LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.7):
+                operator.start(timeout=120)  # the image's Python compiles nothing: a read-only tree
+                inside = innermost(operator.pid)
+                # The program inside is the image's entrypoint in the image's tree (this host
+                # has no /venv), run by the image's user, not root.
+                assert "/venv/bin/predictive-scaler" in Path(f"/proc/{inside}/cmdline").read_text()
+                assert (
+                    Path("/proc") / str(inside) / "root" / "venv/bin/predictive-scaler"
+                ).is_file()
+                assert not Path("/venv").exists()
+                assert uid_of(inside) == IMAGE_USER
+
+                wait_for(
+                    lambda: replicas(apps_v1, namespace, "web") > 2,
+                    timeout=120,
+                    what=f"a scale-up by the operator in the image ({operator.log})",
+                )
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{liveness_port}/healthz", timeout=5
+                ) as response:
+                    assert response.status == 200
+                desired = (("kind", "desired"), ("name", "web"), ("namespace", namespace))
+                assert samples(operator, "predictive_scaler_replicas")[desired] > 2
+                # The chart turns leader election on: this replica holds the release's Lease.
+                assert samples(operator, "predictive_scaler_leader") == {(): 1.0}
+                log = operator.log_tail(400)
+                assert "Forbidden" not in log
+        finally:
             custom_objects.delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "web")
 
             def released() -> bool:
@@ -122,8 +122,8 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
             wait_for(
                 released, timeout=60, what="the operator in the image to release its finalizer"
             )
-        finally:
-            operator.stop()
+    finally:
+        operator.stop()
     assert operator.process is not None
     assert operator.process.returncode == 0, operator.log_tail()
 

@@ -58,9 +58,7 @@ def test_the_resource_shorthand_scales_on_metrics_server_alone(
     namespace: str,
 ) -> None:
     create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 3.0)
-    driver.start()
-    try:
+    with LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 3.0):
         start_operator(
             {
                 "PROMETHEUS_URL": NO_PROMETHEUS,
@@ -127,8 +125,6 @@ def test_the_resource_shorthand_scales_on_metrics_server_alone(
                 f"load {seen.get('load')}, MetricsAvailable {condition(seen, 'MetricsAvailable')}; "
                 f"events: {[(event.reason, event.message) for event in said]}"
             )
-    finally:
-        driver.stop()
 
 
 def test_the_rebalancer_plans_from_metrics_server_usage(
@@ -152,9 +148,7 @@ def test_the_rebalancer_plans_from_metrics_server_usage(
         }
     )
     source = MetricsApiSource(kube_api, timeout=10.0, background=False)
-    driver = LoadDriver(core_v1, apps_v1, namespace, WORKLOAD, lambda _: 4.0)
-    driver.start()
-    try:
+    with LoadDriver(core_v1, apps_v1, namespace, WORKLOAD, lambda _: 4.0):
 
         def hot_node_and_its_pods_report_their_load() -> bool:
             source.poll()
@@ -176,8 +170,6 @@ def test_the_rebalancer_plans_from_metrics_server_usage(
             what="metrics-server reports the hot node's load and its pods'",
         )
         report = Rebalancer(Kubernetes(kube_api), settings, source).cycle(time.time())
-    finally:
-        driver.stop()
     assert report.plan is not None
     assert report.plan.moves, report.plan.skipped
     assert {m.source for m in report.plan.moves} == {pool.hot}

@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
 from kubernetes import client
@@ -129,9 +129,7 @@ def test_crashes_around_the_scale_patch_lose_no_cool_down_and_never_oscillate(
     namespace: str,
 ) -> None:
     create_deployment(apps_v1, namespace, "web", 2, cpu_request="1")
-    driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 4.0)
-    try:
-        driver.start()
+    with LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 4.0):
         body = fast_scaler("web", "web")
         body["spec"]["maxReplicas"] = 6
         body["spec"]["scaling"]["behavior"] = {
@@ -162,8 +160,6 @@ def test_crashes_around_the_scale_patch_lose_no_cool_down_and_never_oscillate(
                 return bool(seen) and seen[-1][1] == 6 and exited
 
             lives.live(reached_max, count=16, life_timeout=PERIOD * 3 + 60)
-    finally:
-        driver.stop()
 
     assert seen[-1][1] == 6, f"stopped at {seen[-1][1]} after {lives.crashes} crashes"
     assert lives.crashes >= 4, "each of the four scale-ups should have crashed once at least"
@@ -192,10 +188,9 @@ def test_crashes_around_an_eviction_never_move_a_workload_or_node_twice(
         lambda: all(len(running_pods(core_v1, namespace, w)) == 2 for w in workloads),
         what="pods Running on the hot nodes",
     )
-    drivers = [LoadDriver(core_v1, apps_v1, namespace, w, lambda _: 5.0) for w in workloads]
-    try:
-        for driver in drivers:
-            driver.start()
+    with ExitStack() as stack:
+        for name in workloads:
+            stack.enter_context(LoadDriver(core_v1, apps_v1, namespace, name, lambda _: 5.0))
         # Three cool nodes: a replacement pod need not land where the plan meant.
         cool = kwok_nodes.create(shape, count=3)
         for name in workloads:
@@ -260,9 +255,6 @@ def test_crashes_around_an_eviction_never_move_a_workload_or_node_twice(
             },
         )
         lives.live(settled, count=8, life_timeout=LIFE_TIMEOUT)
-    finally:
-        for driver in drivers:
-            driver.stop()
     track()
 
     assert lives.crashes >= 2, f"the failpoints were hardly reached: {lives.ended}"

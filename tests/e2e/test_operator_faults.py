@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from contextlib import ExitStack
 from typing import Any
 
 from kubernetes import client
@@ -225,9 +226,9 @@ def test_dry_run_reports_the_decision_and_changes_nothing(
     for name in ("live", "dry"):
         create_deployment(apps_v1, namespace, name, 2, cpu_request="1")
         drivers.append(LoadDriver(core_v1, apps_v1, namespace, name, lambda _: 2.6))
-    for driver in drivers:
-        driver.start()
-    try:
+    with ExitStack() as stack:
+        for driver in drivers:
+            stack.enter_context(driver)
         # "shadow" watches the "live" Deployment in DryRun first; "live" (Auto) comes
         # once the shadow has decided, so both decide from the same 2 replicas with
         # the same history and decision code.
@@ -254,9 +255,6 @@ def test_dry_run_reports_the_decision_and_changes_nothing(
         wait_for(dry_wants_more, timeout=60, what="the DryRun object to want more replicas")
         live = scaled_up(apps_v1, namespace, "live")
         hold_for(6, lambda: replicas_stay(apps_v1, namespace, "dry", 2))
-    finally:
-        for driver in drivers:
-            driver.stop()
     # A few seconds apart, the two may see a sample more or less.
     assert abs(shadow[0] - live) <= 1, (shadow, live)
     status = read_status(custom_objects, namespace, "dry")

@@ -168,17 +168,13 @@ def test_an_overload_budget_counts_overloads_against_ready_pods_and_raises_the_q
     # Two replicas of one core each under 3.5 cores of load, and maxReplicas 2:
     # every sample is an overload the scaler cannot prevent.
     create_budgeted(apps_v1, custom_objects, namespace, "capped", 2, max_replicas=2)
-    driver = LoadDriver(core_v1, apps_v1, namespace, "capped", lambda seconds: 3.5)
-    driver.start()
-    try:
+    with LoadDriver(core_v1, apps_v1, namespace, "capped", lambda seconds: 3.5):
 
         def overloads_counted() -> bool:
             overload = read_status(custom_objects, namespace, "capped").get("overload", {})
             return bool(overload.get("samples", 0) >= 5 and overload.get("realised") == "100%")
 
         wait_for(overloads_counted, timeout=WARMUP + 60, what="five overloaded samples counted")
-    finally:
-        driver.stop()
     overload = read_status(custom_objects, namespace, "capped")["overload"]
     assert overload["budget"] == "5%"
     # It starts at the 95 % quantile and every overload raises it.
@@ -219,11 +215,9 @@ def test_a_load_step_no_forecast_saw_counts_beyond_the_ceiling(
     # beyond what any budget would have bought.
     create_budgeted(apps_v1, custom_objects, namespace, "stepped", 1, max_replicas=10)
     jumped = threading.Event()
-    driver = LoadDriver(
+    with LoadDriver(
         core_v1, apps_v1, namespace, "stepped", lambda seconds: 6.0 if jumped.is_set() else 0.5
-    )
-    driver.start()
-    try:
+    ):
 
         def settled() -> bool:
             status = read_status(custom_objects, namespace, "stepped")
@@ -243,7 +237,5 @@ def test_a_load_step_no_forecast_saw_counts_beyond_the_ceiling(
 
         # The sync period and the lead time are seconds; the rate() window a few more.
         wait_for(counted_beyond, timeout=60, what="an overload beyond the ceiling counted")
-    finally:
-        driver.stop()
     overload = read_status(custom_objects, namespace, "stepped")["overload"]
     assert 0 < overload["beyondCeiling"] <= overload["overloaded"] <= overload["samples"]

@@ -110,9 +110,7 @@ def test_a_prometheus_slower_than_the_timeout_holds_replicas_and_recovers(
             }
         )
         create_deployment(apps_v1, namespace, "web", MIN, cpu_request="1")
-        driver = LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 0.5)
-        driver.start()
-        try:
+        with LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 0.5):
             body = scaler(
                 "web",
                 "web",
@@ -137,5 +135,3 @@ def test_a_prometheus_slower_than_the_timeout_holds_replicas_and_recovers(
             wait_condition(custom_objects, namespace, "web", "MetricsAvailable", "True", timeout=60)
             wait_condition(custom_objects, namespace, "web", "Ready", "True")
             assert operator.alive()
-        finally:
-            driver.stop()

@@ -6,6 +6,7 @@ import datetime
 import itertools
 import re
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -113,14 +114,13 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
     # spread over its pods; "other" and the DaemonSet "agent" share the hot nodes
     # but may never be moved.
     load = sum(busy_google_vms(traces_dir, 8))
-    drivers = [
-        LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: load),
-        LoadDriver(core_v1, apps_v1, namespace, "other", lambda _: 2.0),
-        LoadDriver(core_v1, apps_v1, namespace, "agent", lambda _: 1.0),
-    ]
-    try:
-        for driver in drivers:
-            driver.start()
+    with ExitStack() as stack:
+        for driver in (
+            LoadDriver(core_v1, apps_v1, namespace, "batch", lambda _: load),
+            LoadDriver(core_v1, apps_v1, namespace, "other", lambda _: 2.0),
+            LoadDriver(core_v1, apps_v1, namespace, "agent", lambda _: 1.0),
+        ):
+            stack.enter_context(driver)
         cool = kwok_nodes.create(shape, count=2)
         body = scaler(
             "batch", "batch", metric={"resource": "cpu", "targetPerReplica": "1"}, mode="DryRun"
@@ -169,9 +169,6 @@ def test_hot_nodes_are_drained_onto_cooler_ones_within_the_rules(
             pytest.fail(
                 f"degree did not halve: {degrees[:3]}...{degrees[-3:]}\n{operator.log_tail()}"
             )
-    finally:
-        for driver in drivers:
-            driver.stop()
 
     moved = rebalancer_moves(core_v1, namespace)
     # Only the opted-in workload moved, only off the hot nodes, only onto the cool ones.
@@ -213,13 +210,12 @@ def test_scale_in_removes_the_replicas_on_the_heaviest_node_first(
     heavy = pinned_deployment("neighbour", 1, pool)
     heavy["spec"]["template"]["spec"]["nodeSelector"] = {"kubernetes.io/hostname": nodes[0]}
     apps_v1.create_namespaced_deployment(namespace, heavy)  # type: ignore[arg-type]
-    drivers = [
-        LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.2),
-        LoadDriver(core_v1, apps_v1, namespace, "neighbour", lambda _: 6.0),
-    ]
-    try:
-        for driver in drivers:
-            driver.start()
+    with ExitStack() as stack:
+        for driver in (
+            LoadDriver(core_v1, apps_v1, namespace, "web", lambda _: 1.2),
+            LoadDriver(core_v1, apps_v1, namespace, "neighbour", lambda _: 6.0),
+        ):
+            stack.enter_context(driver)
         body = scaler(
             "web", "web", metric={"resource": "cpu", "targetPerReplica": "1"}, min_replicas=3
         )
@@ -237,9 +233,6 @@ def test_scale_in_removes_the_replicas_on_the_heaviest_node_first(
             timeout=90,
             what="scale-in to 3",
         )
-    finally:
-        for driver in drivers:
-            driver.stop()
     remaining = [p.spec.node_name for p in running_pods(core_v1, namespace, "web") if p.spec]
     costs = {
         p.metadata.name: (p.spec.node_name, (p.metadata.annotations or {}).get(DELETION_COST))

@@ -14,6 +14,7 @@ import datetime
 import re
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 
 import numpy as np
 from kubernetes import client
@@ -96,15 +97,14 @@ def test_a_backfilled_daily_season_is_found_used_and_its_absence_explained(
     # The past pods stop a minute before the present ones start, as after a rollout.
     series = [past_cpu(namespace, name, cores, now - s, now - 60.0) for name, s in past.items()]
     backfill(local_cluster, series)
-    drivers = []
-    for name in past:
-        create_deployment(apps_v1, namespace, name, 2, cpu_request="1")
-        driver = LoadDriver(
-            core_v1, apps_v1, namespace, name, lambda s: float(cores(np.array(now + s)))
-        )
-        driver.start()
-        drivers.append(driver)
-    try:
+    with ExitStack() as stack:
+        for name in past:
+            create_deployment(apps_v1, namespace, name, 2, cpu_request="1")
+            stack.enter_context(
+                LoadDriver(
+                    core_v1, apps_v1, namespace, name, lambda s: float(cores(np.array(now + s)))
+                )
+            )
         query_until(
             local_cluster.prometheus_url,
             f'count_over_time(container_cpu_usage_seconds_total{{namespace="{namespace}",'
@@ -187,6 +187,3 @@ def test_a_backfilled_daily_season_is_found_used_and_its_absence_explained(
             what="two more evaluations",
         )
         assert long_points_read() - after_first_reads < LONG_POINTS
-    finally:
-        for driver in drivers:
-            driver.stop()

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Self
 
 import urllib3
 from kubernetes import client
@@ -30,6 +31,11 @@ class Tick:
 
 @dataclass
 class LoadDriver:
+    """Sets a Deployment's pods' CPU from ``curve`` every ``period`` seconds, on a thread.
+
+    May be used as a context manager: started on entry, stopped on exit.
+    """
+
     core: client.CoreV1Api
     apps: client.AppsV1Api
     namespace: str
@@ -53,6 +59,13 @@ class LoadDriver:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def wait_first_applied(self, timeout: float) -> float:
         """When the first tick had set every pod's load (wall clock), waiting up to ``timeout``.
