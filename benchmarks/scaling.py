@@ -37,6 +37,8 @@ from benchmarks.scaling_rows import (
     matched_header,
     matched_row,
     out_of_the_box_row,
+    sizing_header,
+    sizing_row,
     variants_row,
 )
 from predictive_scaler.scaling.behavior import PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS
@@ -96,10 +98,11 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "start-up",
         *(f"HPA, {name}: overload min / replica-min" for name in VARIANTS),
     ]
-    box, matched, elastic, variants = [], [], [], []
+    box, matched, elastic, variants, sizing = [], [], [], [], []
     for label, step, startup, replayed, clairvoyant, hpas in rows:
         setting = f"{startup} steps of {step:g} s"
         box.append(out_of_the_box_row(label, setting, replayed, clairvoyant))
+        sizing.append(sizing_row(label, setting, replayed, clairvoyant))
         matched.append(matched_row(label, setting, replayed, clairvoyant))
         elastic += elasticity_rows(label, setting, replayed)
         variants.append(variants_row(label, setting, hpas))
@@ -147,6 +150,21 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "fleet's share, as a user sets one budget for a fleet.)",
         "",
         *table(box_header(), box),
+        "",
+        "### Where the replicas go",
+        "",
+        "Out of the box as above, the mean over scored steps in replicas of C (Google: per VM), "
+        "split along `scaling.decide`'s own steps (`simulation/sizing.py`): the forecast mean "
+        "for the step new pods serve first; the load provisioned above it (the budget's "
+        "threshold times the forecast's spread, or a coming peak a scale-down waits for); "
+        "that load in whole replicas; and what the decision asked for once the reactive floor "
+        f"and the {PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS} s scale-down window had their say. "
+        "Then the replicas each policy held in the replay (starting pods included). The gap "
+        "from the forecast to what is provisioned is the price of the forecast's errors at "
+        "the budget; the clairvoyant's shows how much of it a forecast that knew the load's "
+        "course would save.",
+        "",
+        *table(sizing_header(), sizing),
         "",
         "### Matched, and budgets kept",
         "",

@@ -28,7 +28,14 @@ from benchmarks.scaling_replay import (
     replay_all,
     replay_arguments,
 )
-from benchmarks.scaling_rows import box_header, matched_header, matched_row, out_of_the_box_row
+from benchmarks.scaling_rows import (
+    box_header,
+    matched_header,
+    matched_row,
+    out_of_the_box_row,
+    sizing_header,
+    sizing_row,
+)
 from predictive_scaler.traces import column_values
 
 SECTION = "scaling-held-aside"
@@ -63,11 +70,12 @@ def held_aside(traces: Path) -> list[Workload]:
 
 
 def render(rows: Sequence[Row], seconds: float) -> str:
-    box, matched = [], []
+    box, matched, sizing = [], [], []
     for label, step, startup, replayed, clairvoyant, _ in rows:
         setting = f"{startup} steps of {step:g} s"
         box.append(out_of_the_box_row(label, setting, replayed, clairvoyant))
         matched.append(matched_row(label, setting, replayed, clairvoyant))
+        sizing.append(sizing_row(label, setting, replayed, clairvoyant))
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return "\n".join(
         [
@@ -89,6 +97,10 @@ def render(rows: Sequence[Row], seconds: float) -> str:
             *table(box_header(), box),
             "",
             *table(matched_header(), matched),
+            "",
+            "Where the replicas go, as in the table of that name above:",
+            "",
+            *table(sizing_header(), sizing),
             "",
         ]
     )

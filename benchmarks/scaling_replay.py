@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from benchmarks.report import REPO_TRACES
@@ -23,6 +23,7 @@ from predictive_scaler.simulation import BacktestSettings, Outcome, run_backtest
 from predictive_scaler.simulation.backtest import MATCH_HPA, forecast_table
 from predictive_scaler.simulation.cadence import VARIANTS, hpa_variants
 from predictive_scaler.simulation.forecasts import ForecastTable, clairvoyant_table
+from predictive_scaler.simulation.sizing import SizingTally
 from predictive_scaler.traces import read_trace
 
 STARTUP_MINUTES = (1, 2, 5)
@@ -51,6 +52,8 @@ class Replayed:
     scored_minutes: float
     # Of the predictive policy's overload minutes, those beyond the threshold's ceiling.
     beyond_ceiling_minutes: float
+    # Where the predictive policy's replicas went, summed over its scored decisions.
+    sizing: SizingTally = field(default_factory=SizingTally)
 
 
 def startup_steps(step_seconds: float) -> list[int]:
@@ -93,6 +96,7 @@ def replayed_with(forecast: Forecast, table: ForecastTable, startup: int) -> Rep
         tuple(settings.budget_sweep),
         result.scored_minutes,
         result.beyond_ceiling_minutes,
+        result.sizing or SizingTally(),
     )
 
 
@@ -163,6 +167,7 @@ def at_fleet_budget(
                 one.budgets,
                 one.scored_minutes,
                 result.beyond_ceiling_minutes,
+                result.sizing or SizingTally(),
             )
         )
     return fleet
@@ -186,6 +191,7 @@ def combine(parts: Sequence[Replayed]) -> Replayed:
         first.budgets,
         sum(p.scored_minutes for p in parts),
         sum(p.beyond_ceiling_minutes for p in parts),
+        sum((p.sizing for p in parts), SizingTally()),
     )
 
 

@@ -55,6 +55,47 @@ def out_of_the_box_row(
     ]
 
 
+def sizing_row(label: str, setting: str, replayed: Replayed, clairvoyant: Replayed) -> list[str]:
+    """Mean replicas per scored step along ``scaling.decide``'s own steps, and the others'."""
+
+    def held(policy: str, of: Replayed = replayed) -> str:
+        return f"{of.policies[policy].replica_minutes / of.scored_minutes:.2f}"
+
+    def steps(of: Replayed) -> list[str]:
+        means = of.sizing.means()
+        return ["n/a"] * 4 if means is None else [f"{value:.2f}" for value in means]
+
+    forecast, provisioned, whole, asked = steps(replayed)
+    knowing = steps(clairvoyant)
+    return [
+        label,
+        setting,
+        forecast,
+        provisioned,
+        whole,
+        asked,
+        held("predictive"),
+        held("hpa"),
+        held("oracle_at_full_utilisation"),
+        f"{knowing[1]} / {knowing[3]} / {held('predictive', clairvoyant)}",
+    ]
+
+
+def sizing_header() -> list[str]:
+    return [
+        "trace",
+        "start-up",
+        "forecast mean when new pods are ready",
+        "provisioned at the budget's threshold",
+        "in whole replicas",
+        "asked for (reactive floor, scale-down window)",
+        "predictive: replicas held",
+        "hpa: replicas held",
+        "oracle@100%: replicas held",
+        "clairvoyant forecast: provisioned / asked for / held",
+    ]
+
+
 def matched_row(label: str, setting: str, replayed: Replayed, clairvoyant: Replayed) -> list[str]:
     hpa = replayed.policies["hpa"]
     matched = compare(replayed.budget_sweep, hpa)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.scaling_replay import Replayed, combine
-from benchmarks.scaling_rows import KEPT_BUDGETS, matched_row, out_of_the_box_row
+from benchmarks.scaling_rows import KEPT_BUDGETS, matched_row, out_of_the_box_row, sizing_row
 from predictive_scaler.simulation import Outcome
+from predictive_scaler.simulation.sizing import SizingTally
 
 
 def outcome(overload: float, cost: float) -> Outcome:
@@ -19,6 +20,7 @@ def replayed(
     hpa: Outcome | None = None,
     sweep: tuple[Outcome, ...] | None = None,
     minutes: float = 1000.0,
+    sizing: SizingTally | None = None,
 ) -> Replayed:
     policies = {
         "hpa": hpa or outcome(10.0, 100.0),
@@ -27,7 +29,14 @@ def replayed(
     }
     budgets = (*KEPT_BUDGETS, 0.2)
     points = sweep or tuple(outcome(b * minutes, 100.0 - 100.0 * b) for b in budgets)
-    return Replayed(policies, points, budgets, minutes, beyond_ceiling_minutes=2.0)
+    return Replayed(
+        policies,
+        points,
+        budgets,
+        minutes,
+        beyond_ceiling_minutes=2.0,
+        sizing=sizing or SizingTally(),
+    )
 
 
 @pytest.mark.parametrize(
@@ -76,3 +85,24 @@ def test_a_fleet_sums_every_policy_sweep_point_and_minute() -> None:
     assert fleet.scored_minutes == 400.0
     assert fleet.beyond_ceiling_minutes == 4.0
     assert fleet.budget_sweep[0].overload_minutes == pytest.approx(0.005 * 400.0)
+
+
+def test_where_the_replicas_go_reads_per_decision_and_per_scored_minute() -> None:
+    # Two decisions: forecast 4 and 6 replicas, provisioned 5.5 and 7.5, whole 6 and 8,
+    # asked 7 and 9; the replay held 90 replica-minutes over 10 scored minutes.
+    sizing = SizingTally(2, 10.0, 13.0, 14.0, 16.0)
+    row = sizing_row(
+        "t",
+        "s",
+        replayed(outcome(1.0, 90.0), minutes=10.0, sizing=sizing),
+        replayed(outcome(1.0, 80.0), minutes=10.0),
+    )
+    assert row[2:9] == ["5.00", "6.50", "7.00", "8.00", "9.00", "10.00", "5.00"]
+    # A replay with no decision that forecast says so instead of dividing by zero.
+    assert row[9] == "n/a / n/a / 8.00"
+
+
+def test_a_fleets_sizing_is_the_sum_of_its_workloads() -> None:
+    first = replayed(outcome(1.0, 10.0), sizing=SizingTally(1, 2.0, 3.0, 3.0, 4.0))
+    second = replayed(outcome(1.0, 10.0), sizing=SizingTally(3, 6.0, 9.0, 12.0, 12.0))
+    assert combine([first, second]).sizing.means() == (2.0, 3.0, 3.75, 4.0)

@@ -29,6 +29,7 @@ from predictive_scaler.simulation.replay import (
     replay,
 )
 from predictive_scaler.simulation.shadow import Fallback, ShadowSpec
+from predictive_scaler.simulation.sizing import SizingTally
 
 DEFAULT_TARGET = 0.7
 # The predictive scaler's headroom: the share of a replica's capacity its
@@ -118,6 +119,8 @@ class BacktestResult:
     beyond_ceiling: int | None = None
     # Following the shadow HPA (FollowHPA): the steps the predictive policy took its count.
     followed_steps: int | None = None
+    # Where the predictive policy's replicas went (its forecast, headroom, rounding, holding).
+    sizing: SizingTally | None = None
 
     @property
     def scored_minutes(self) -> float:
@@ -255,4 +258,5 @@ def run_backtest(
         budget,
         beyond,
         None if follow is None else chosen.followed_steps,
+        chosen.sizing,
     )

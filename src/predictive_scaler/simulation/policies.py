@@ -14,6 +14,7 @@ from predictive_scaler.simulation.shadow import (
     ShadowState,
     judge_against_shadow,
 )
+from predictive_scaler.simulation.sizing import SizingTally
 
 
 class OraclePolicy:
@@ -46,7 +47,8 @@ class PredictivePolicy:
     With ``follow_hpa``, the HPA it describes is shadowed as the operator shadows
     it, and its count is followed while the policy loses to it on both counts
     (``comparison.whenWorseThanReactive: FollowHPA``); ``followed_steps`` counts
-    those steps.
+    those steps. ``sizing`` splits the replicas its scored decisions asked for
+    (:mod:`..sizing`).
     """
 
     name = "predictive"
@@ -86,6 +88,7 @@ class PredictivePolicy:
         self.follow_hpa = follow_hpa
         self.shadow: ShadowState | None = None
         self.followed_steps = 0
+        self.sizing = SizingTally()
 
     def decide(self, t: int, observed: FloatArray, replicas: int, ready_before: int) -> int:
         step = self.config.step_seconds
@@ -116,6 +119,8 @@ class PredictivePolicy:
         # The decision at t counts the sample of step t - 1.
         if t - 1 >= self.config.start:
             self.beyond_ceiling += decision.beyond_ceiling
+        if t >= self.config.start:
+            self.sizing = self.sizing.counting(self.spec, decision)
         self.state = decision.state.after_scale(
             self.spec.effective_behavior, now, replicas, decision.desired_replicas
         )

@@ -97,3 +97,21 @@ def test_every_outcome_is_finite(result: BacktestResult) -> None:
     # The oracle knows the future: it never overloads, at the target or at 100 %.
     assert result.policies["oracle"].outcome.overload_minutes == 0
     assert result.policies["oracle_at_full_utilisation"].outcome.overload_minutes == 0
+
+
+def test_the_sizing_split_follows_decides_steps_and_ends_at_what_was_held(
+    result: BacktestResult,
+) -> None:
+    sizing = result.sizing
+    assert sizing is not None
+    # Every scored step decided from a forecast once the model was selected.
+    scored = LOAD.size - result.config.start
+    assert 0.9 * scored <= sizing.decisions <= scored
+    means = sizing.means()
+    assert means is not None
+    forecast, provisioned, whole, asked = means
+    # Headroom over the forecast (the interval's upper bound at the target), rounding up,
+    # then the reactive floor and the scale-down window: each step adds, none takes away.
+    assert forecast < provisioned <= whole <= asked
+    held = result.policies["predictive"].replicas.mean()
+    assert asked == pytest.approx(held, rel=0.05)

@@ -1,0 +1,55 @@
+"""Where a predictive policy's replicas go: its forecast, the headroom above it, rounding, holding.
+
+The replay's cost figure is one number; this splits it along ``scaling.decide``'s own steps,
+summed over the decisions that had a forecast, in replicas of the capacity: the forecast
+mean for the step new pods serve first, the load provisioned above it (the budget's
+threshold times the forecast's spread, or the interval's upper bound), that load in whole
+replicas, and what the decision asked for once the reactive floor and the scale-down window
+had their say. The gaps between them say which step costs what.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from predictive_scaler.scaling import Decision, ScalingSpec
+
+
+@dataclass(frozen=True)
+class SizingTally:
+    """Sums over decisions with a forecast, in replicas of ``per_replica``."""
+
+    decisions: int = 0
+    forecast: float = 0.0
+    provisioned: float = 0.0
+    whole: float = 0.0
+    asked: float = 0.0
+
+    def counting(self, spec: ScalingSpec, decision: Decision) -> SizingTally:
+        """With ``decision`` counted, if it sized from a forecast."""
+        if decision.forecast is None or decision.load_bound is None:
+            return self
+        per = spec.per_replica
+        return SizingTally(
+            self.decisions + 1,
+            self.forecast + float(decision.forecast.mean[-1]) / per,
+            self.provisioned + decision.load_bound / per,
+            self.whole + spec.replicas_for(decision.load_bound),
+            self.asked + decision.desired_replicas,
+        )
+
+    def __add__(self, other: SizingTally) -> SizingTally:
+        return SizingTally(
+            self.decisions + other.decisions,
+            self.forecast + other.forecast,
+            self.provisioned + other.provisioned,
+            self.whole + other.whole,
+            self.asked + other.asked,
+        )
+
+    def means(self) -> tuple[float, float, float, float] | None:
+        """Per decision: forecast, provisioned, whole replicas, asked; None before any."""
+        if self.decisions == 0:
+            return None
+        n = self.decisions
+        return self.forecast / n, self.provisioned / n, self.whole / n, self.asked / n
