@@ -228,7 +228,9 @@ def _phase_medians(values: FloatArray, phases: IntArray, size: int) -> FloatArra
     pair is averaged as ``np.median`` averages it, so the medians are the same to the bit.
     """
     order = np.argsort(phases, kind="stable")
-    sorted_phases, sorted_values = phases[order], values[order]
+    sorted_phases = phases[order]
+    # Infinities are no observation either: NaN sorts them last with the missing.
+    sorted_values = np.where(np.isfinite(values), values, np.nan)[order]
     bounds = np.searchsorted(sorted_phases, np.arange(size + 1))
     counts = np.diff(bounds)
     table = np.full((max(int(counts.max(initial=0)), 1), size), np.nan)

@@ -97,6 +97,8 @@ def test_each_phase_takes_the_median_of_its_observed_values(seed: int) -> None:
     size = int(rng.integers(2, 300))
     values = np.round(rng.normal(0, 10, int(rng.integers(1, 4 * size))), 1)
     values[rng.random(values.size) < 0.4] = np.nan
+    values[rng.random(values.size) < 0.05] = np.inf
+    values[rng.random(values.size) < 0.05] = -np.inf
     phases = (np.arange(values.size) + int(rng.integers(0, 1000))) % size
     expected = np.array(
         [

@@ -213,7 +213,12 @@ class Arima(ForecastModel):
                 self.criterion,
                 lambda fitted: criterion_at(fitted[0], fitted[1], self.criterion),
             )
-            return score, order, model.filter(params, cov_type="none")
+            try:
+                return score, order, model.filter(params, cov_type="none")
+            except (ValueError, np.linalg.LinAlgError):
+                # Where the likelihood ran the filter should too; if not, filter every
+                # order as before, so a failing one gives way to the next.
+                return lowest_criterion(orders, fit, self.criterion)
         d = orders[0][1]
         x = np.diff(window, d) if d else window
         ranked: list[tuple[float, Order, FloatArray, float]] = []
