@@ -155,14 +155,15 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "",
         "Out of the box as above, the mean over scored steps in replicas of C (Google: per VM), "
         "split along `scaling.decide`'s own steps (`simulation/sizing.py`): the forecast mean "
-        "for the step new pods serve first; the load provisioned above it (the budget's "
-        "threshold times the forecast's spread, or a coming peak a scale-down waits for); "
-        "that load in whole replicas; and what the decision asked for once the reactive floor "
-        f"and the {PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS} s scale-down window had their say. "
-        "Then the replicas each policy held in the replay (starting pods included). The gap "
-        "from the forecast to what is provisioned is the price of the forecast's errors at "
-        "the budget; the clairvoyant's shows how much of it a forecast that knew the load's "
-        "course would save.",
+        "for the step new pods serve first; the load the decision sized for (that step's load "
+        "at the budget's threshold, the forecast's spread times the threshold above the "
+        "mean; on a scale-down, the highest such load within the horizon); that load in whole "
+        "replicas; and what the decision asked for once the reactive floor, the "
+        f"{PREDICTIVE_SCALE_DOWN_WINDOW_SECONDS} s scale-down window and the HPA's default "
+        "scale-up limits had their say. Then the replicas each policy held in the replay "
+        "(starting pods included). The gap from the forecast to what was sized for is mostly "
+        "the price of the forecast's errors at the budget; the clairvoyant's shows how much "
+        "of it a forecast that knew the load's course would save.",
         "",
         *table(sizing_header(), sizing),
         "",

@@ -86,13 +86,13 @@ def sizing_header() -> list[str]:
         "trace",
         "start-up",
         "forecast mean when new pods are ready",
-        "provisioned at the budget's threshold",
+        "sized for (budget's threshold; horizon's peak on a scale-down)",
         "in whole replicas",
-        "asked for (reactive floor, scale-down window)",
+        "asked for (reactive floor, scale-down window, limits)",
         "predictive: replicas held",
         "hpa: replicas held",
         "oracle@100%: replicas held",
-        "clairvoyant forecast: provisioned / asked for / held",
+        "clairvoyant forecast: sized for / asked for / held",
     ]
 
 

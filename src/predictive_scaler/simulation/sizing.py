@@ -1,11 +1,14 @@
-"""Where a predictive policy's replicas go: its forecast, the headroom above it, rounding, holding.
+"""Where a predictive policy's replicas go: its forecast, what it sized for, rounding, the rest.
 
 The replay's cost figure is one number; this splits it along ``scaling.decide``'s own steps,
 summed over the decisions that had a forecast, in replicas of the capacity: the forecast
-mean for the step new pods serve first, the load provisioned above it (the budget's
-threshold times the forecast's spread, or the interval's upper bound), that load in whole
-replicas, and what the decision asked for once the reactive floor and the scale-down window
-had their say. The gaps between them say which step costs what.
+mean for the step new pods serve first; the load the decision sized for (that step's load
+at the budget's threshold, or the interval's upper bound; on a scale-down, the highest such
+load within the horizon, which it keeps replicas for); that load in whole replicas; and
+what the decision asked for once the reactive floor, the scale-down window, the rate
+limits (and, following the HPA, the HPA) had their say. The gaps between them say which
+step costs what, on average: a gap can be negative (a scale-down keeps fewer replicas than
+the horizon's peak would need when the current count is lower).
 """
 
 from __future__ import annotations
