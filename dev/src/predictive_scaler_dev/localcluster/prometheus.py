@@ -53,15 +53,16 @@ def query_log(cluster: LocalCluster) -> Iterator[Path]:
 
     The query log is switched on by a configuration reload (`--web.enable-lifecycle`;
     the reload answers once the configuration is applied) and off again the same way:
-    it is never rotated, so it is not left on.
+    it is never rotated, so it is not left on. (A run killed outright leaves it on
+    until the cluster is next started, which writes the configuration afresh.)
     """
     config = cluster.layout.prometheus_config
     written = config.read_text()
     path = config.parent / "queries.log"
     path.unlink(missing_ok=True)
-    logging = json.loads(written)
-    logging["global"]["query_log_file"] = str(path)
-    config.write_text(json.dumps(logging, indent=2) + "\n")
+    with_log = json.loads(written)
+    with_log["global"]["query_log_file"] = str(path)
+    config.write_text(json.dumps(with_log, indent=2) + "\n")
     try:
         _reload(cluster.prometheus_url)
         # Prometheus's own gauge, read from its /metrics (it does not scrape itself here).
