@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
+import pytest
 from kubernetes import client
 
 from predictive_scaler.operator import failpoints
@@ -28,6 +29,7 @@ from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.demo.process import OperatorExitedError, OperatorProcess
 from predictive_scaler_dev.localcluster import NodeShape
 from predictive_scaler_dev.localcluster.kube import running_pods
+from predictive_scaler_dev.localcluster.waiting import wait_until
 from tests.e2e.test_operator_faults import create, fast_scaler
 from tests.fixtures.cluster import (
     KwokNodes,
@@ -70,11 +72,14 @@ class Lives:
                 self.crashes += 1  # died before its liveness endpoint answered
                 continue
             self.current = operator
-            wait_for(
-                lambda op=operator: not op.running() or done(),  # type: ignore[misc]
-                timeout=life_timeout,
-                what="the operator to crash at a failpoint or finish",
-            )
+            try:
+                wait_until(
+                    lambda op=operator: not op.running() or done(),  # type: ignore[misc]
+                    timeout=life_timeout,
+                    what="the operator to crash at a failpoint or finish",
+                )
+            except TimeoutError as error:
+                pytest.fail(f"{error} (life {len(self.ended) + 1}):\n{operator.log_tail(80)}")
             if operator.running():
                 operator.stop()
                 self.ended.append(None)
@@ -154,12 +159,23 @@ def test_crashes_around_the_scale_patch_lose_no_cool_down_and_never_oscillate(
             def reached_max() -> bool:
                 # Every patch is followed by a failpoint exit: the patch to 6 can be
                 # seen before its process has exited, and a life stopped then would
-                # end without the crash the last scale-up owes.
+                # end without the crash the last scale-up owes. The count is read, not
+                # taken from the watcher: the patch and the exit can both come before
+                # its next poll, and a life started then holds 6 and never crashes.
                 last = lives.current
                 exited = last is None or not last.running()
-                return bool(seen) and seen[-1][1] == 6 and exited
+                return exited and replicas(apps_v1, namespace, "web") == 6
 
-            lives.live(reached_max, count=16, life_timeout=PERIOD * 3 + 60)
+            # Each life patches with probability 1/2 (the other half die before the
+            # patch): four patches within 32 lives fail to come once in 10^6 runs
+            # (within 16, once in a hundred).
+            lives.live(reached_max, count=32, life_timeout=PERIOD * 3 + 60)
+            if replicas(apps_v1, namespace, "web") == 6:
+                wait_for(
+                    lambda: bool(seen) and seen[-1][1] == 6,
+                    timeout=30,
+                    what="the watcher to see the last scale-up",
+                )
 
     assert seen[-1][1] == 6, f"stopped at {seen[-1][1]} after {lives.crashes} crashes"
     assert lives.crashes >= 4, "each of the four scale-ups should have crashed once at least"
