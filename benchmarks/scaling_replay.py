@@ -96,7 +96,7 @@ def replayed_with(forecast: Forecast, table: ForecastTable, startup: int) -> Rep
         tuple(settings.budget_sweep),
         result.scored_minutes,
         result.beyond_ceiling_minutes,
-        result.sizing or SizingTally(),
+        result.sizing,
     )
 
 
@@ -167,7 +167,7 @@ def at_fleet_budget(
                 one.budgets,
                 one.scored_minutes,
                 result.beyond_ceiling_minutes,
-                result.sizing or SizingTally(),
+                result.sizing,
             )
         )
     return fleet

@@ -120,7 +120,7 @@ class BacktestResult:
     # Following the shadow HPA (FollowHPA): the steps the predictive policy took its count.
     followed_steps: int | None = None
     # Where the predictive policy's replicas went (its forecast, headroom, rounding, holding).
-    sizing: SizingTally | None = None
+    sizing: SizingTally = field(default_factory=SizingTally)
 
     @property
     def scored_minutes(self) -> float:

@@ -103,7 +103,6 @@ def test_the_sizing_split_follows_decides_steps_and_ends_at_what_was_held(
     result: BacktestResult,
 ) -> None:
     sizing = result.sizing
-    assert sizing is not None
     # Every scored step decided from a forecast once the model was selected.
     scored = LOAD.size - result.config.start
     assert 0.9 * scored <= sizing.decisions <= scored
