@@ -49,7 +49,10 @@ APPROXIMATE_ABOVE = 150
 # warm fit cut short is never worse than its start. Measured at the forecasting
 # benchmark's 60 origins: auto's fresh selection on Alibaba's 720 points from
 # 1.09 s to 0.62 s of CPU (NASA 0.23 to 0.19 s), MASE at h = 1/2/5 within
-# 0.003 on every public trace.
+# 0.003 on every public trace. An hourly re-selection's order search is not
+# warm-started from the hour before's estimates per order: on Azure's
+# 36-point windows that saved 27 % of a search (158 to 115 ms) and changed
+# the order chosen in 12 of 39 searches, by up to 16 AIC either way.
 WARM_START_ITERATIONS = 10
 
 
