@@ -171,7 +171,10 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "",
         "Matched figures interpolate the predictive policy's Pareto frontier over budgets "
         "0.02 % to 20 % at hpa's overload minutes and at hpa's replica-minutes. Budget kept: "
-        f"the realised overload share over the budget, target within a factor of {BUDGET_FACTOR}.",
+        f"the realised overload share over the budget, target within a factor of {BUDGET_FACTOR}; "
+        "in brackets, the share of it beyond the threshold's ceiling (load above what the highest "
+        "threshold would have provisioned, which no threshold buys off: where it nears the budget "
+        "by itself, no quantile keeps the budget).",
         "",
         *table(matched_header(), matched),
         "",

@@ -54,6 +54,8 @@ class Replayed:
     beyond_ceiling_minutes: float
     # Where the predictive policy's replicas went, summed over its scored decisions.
     sizing: SizingTally = field(default_factory=SizingTally)
+    # Of each budget sweep point's overload minutes, those beyond the threshold's ceiling.
+    sweep_beyond_ceiling_minutes: tuple[float, ...] = ()
 
 
 def startup_steps(step_seconds: float) -> list[int]:
@@ -97,6 +99,7 @@ def replayed_with(forecast: Forecast, table: ForecastTable, startup: int) -> Rep
         result.scored_minutes,
         result.beyond_ceiling_minutes,
         result.sizing,
+        result.sweep_beyond_ceiling_minutes,
     )
 
 
@@ -168,6 +171,7 @@ def at_fleet_budget(
                 one.scored_minutes,
                 result.beyond_ceiling_minutes,
                 result.sizing,
+                one.sweep_beyond_ceiling_minutes,
             )
         )
     return fleet
@@ -192,6 +196,7 @@ def combine(parts: Sequence[Replayed]) -> Replayed:
         sum(p.scored_minutes for p in parts),
         sum(p.beyond_ceiling_minutes for p in parts),
         sum((p.sizing for p in parts), SizingTally()),
+        tuple(map(sum, zip(*(p.sweep_beyond_ceiling_minutes for p in parts), strict=True))),
     )
 
 

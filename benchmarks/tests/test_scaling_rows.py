@@ -21,6 +21,7 @@ def replayed(
     sweep: tuple[Outcome, ...] | None = None,
     minutes: float = 1000.0,
     sizing: SizingTally | None = None,
+    beyond: tuple[float, ...] | None = None,
 ) -> Replayed:
     policies = {
         "hpa": hpa or outcome(10.0, 100.0),
@@ -36,6 +37,7 @@ def replayed(
         minutes,
         beyond_ceiling_minutes=2.0,
         sizing=sizing or SizingTally(),
+        sweep_beyond_ceiling_minutes=beyond or (0.0,) * len(points),
     )
 
 
@@ -71,8 +73,16 @@ def test_a_budget_is_kept_within_the_factor_and_flagged_beyond_it() -> None:
         *(outcome(share * minutes, 90.0) for share in realised),
         outcome(200.0, 60.0),
     )
-    row = matched_row("t", "s", replayed(outcome(10, 90), sweep=points), replayed(outcome(0, 1)))
-    assert row[4:7] == ["0.80x", "1.60x (**not met**)", "1.75x (**not met**)"]
+    # Beyond the ceiling: 1, 8 and 0 of those minutes.
+    beyond = (1.0, 8.0, 0.0, 50.0)
+    row = matched_row(
+        "t", "s", replayed(outcome(10, 90), sweep=points, beyond=beyond), replayed(outcome(0, 1))
+    )
+    assert row[4:7] == [
+        "0.80x (0.20x)",
+        "1.60x (0.80x) (**not met**)",
+        "1.75x (0.00x) (**not met**)",
+    ]
 
 
 def test_a_fleet_sums_every_policy_sweep_point_and_minute() -> None:
@@ -85,6 +95,12 @@ def test_a_fleet_sums_every_policy_sweep_point_and_minute() -> None:
     assert fleet.scored_minutes == 400.0
     assert fleet.beyond_ceiling_minutes == 4.0
     assert fleet.budget_sweep[0].overload_minutes == pytest.approx(0.005 * 400.0)
+
+
+def test_a_fleets_overload_beyond_the_ceiling_is_summed_per_sweep_point() -> None:
+    first = replayed(outcome(1.0, 10.0), beyond=(1.0, 2.0, 3.0, 4.0))
+    second = replayed(outcome(1.0, 10.0), beyond=(10.0, 20.0, 30.0, 40.0))
+    assert combine([first, second]).sweep_beyond_ceiling_minutes == (11.0, 22.0, 33.0, 44.0)
 
 
 def test_where_the_replicas_go_reads_per_decision_and_per_scored_minute() -> None:

@@ -76,6 +76,10 @@ def test_an_overload_budget_is_kept_and_reported(capsys: pytest.CaptureFixture[s
     sweep = report["sweeps"]
     assert isinstance(sweep, dict)
     assert [p["overload_budget"] for p in sweep["predictive"]][:3] == [0.0002, 0.0005, 0.001]
+    # Each point says how much of its overload lay beyond the ceiling; hpa's points have none.
+    for point in sweep["predictive"]:
+        assert 0 <= point["beyond_ceiling_minutes"] <= point["overload_minutes"]
+    assert {p["beyond_ceiling_minutes"] for p in sweep["hpa"]} == {None}
     assert (
         main(["backtest", "--steps", "1800", "--model", "brown", "--overload-budget", "hpa"]) == 0
     )
@@ -97,6 +101,7 @@ def test_overload_budget_none_sizes_at_the_target_as_target_per_replica(
     assert isinstance(sweeps, dict)
     # The matched comparison sweeps the headroom U, not the budget.
     assert all(point["overload_budget"] is None for point in sweeps["predictive"])
+    assert all(point["beyond_ceiling_minutes"] is None for point in sweeps["predictive"])
     assert {point["utilisation"] for point in sweeps["predictive"]} != {0.7}
     assert budgeted["policies"] != targeted["policies"]
 

@@ -50,6 +50,8 @@ def _fields(outcome: Outcome) -> dict[str, Any]:
 class SweepPoint(OutcomeReport):
     utilisation: float
     overload_budget: float | None = None
+    # With a budget: of its overload minutes, those beyond the threshold's ceiling.
+    beyond_ceiling_minutes: float | None = None
 
 
 class BudgetReport(Frozen):
@@ -137,7 +139,12 @@ def report(
         },
         oracle_at_full_utilisation=OutcomeReport.of(oracle_full),
         sweeps={
-            "predictive": [sweep_point(r) for r in result.predictive_sweep],
+            "predictive": [
+                sweep_point(r, beyond)
+                for r, beyond in zip(
+                    result.predictive_sweep, predictive_beyond_ceiling(result), strict=True
+                )
+            ],
             "hpa": [sweep_point(r) for r in result.baseline_sweep],
         },
         chosen_models=dict(Counter(result.table.models).most_common()),
@@ -155,9 +162,19 @@ def report(
     )
 
 
-def sweep_point(result: ReplayResult) -> SweepPoint:
+def predictive_beyond_ceiling(result: BacktestResult) -> tuple[float | None, ...]:
+    """Each predictive sweep point's minutes beyond the ceiling; None without a budget."""
+    if result.budget is None:
+        return (None,) * len(result.predictive_sweep)
+    return result.sweep_beyond_ceiling_minutes
+
+
+def sweep_point(result: ReplayResult, beyond_ceiling_minutes: float | None = None) -> SweepPoint:
     return SweepPoint(
-        utilisation=result.utilisation, overload_budget=result.budget, **_fields(result.outcome)
+        utilisation=result.utilisation,
+        overload_budget=result.budget,
+        beyond_ceiling_minutes=beyond_ceiling_minutes,
+        **_fields(result.outcome),
     )
 
 

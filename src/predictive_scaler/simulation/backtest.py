@@ -121,6 +121,8 @@ class BacktestResult:
     followed_steps: int | None = None
     # Where the predictive policy's replicas went (its forecast, headroom, rounding, holding).
     sizing: SizingTally = field(default_factory=SizingTally)
+    # With a budget: each budget sweep point's overloaded steps beyond the ceiling, as above.
+    sweep_beyond_ceiling: tuple[int, ...] = ()
 
     @property
     def scored_minutes(self) -> float:
@@ -131,6 +133,11 @@ class BacktestResult:
     def beyond_ceiling_minutes(self) -> float:
         """The predictive policy's overload minutes beyond the threshold's ceiling; 0 unbudgeted."""
         return (self.beyond_ceiling or 0) * self.config.step_seconds / 60.0
+
+    @property
+    def sweep_beyond_ceiling_minutes(self) -> tuple[float, ...]:
+        """Each budget sweep point's overload minutes beyond the ceiling; empty unbudgeted."""
+        return tuple(steps * self.config.step_seconds / 60.0 for steps in self.sweep_beyond_ceiling)
 
     def overload_share(self, policy: str) -> float:
         """The share of scored time ``policy`` overloaded."""
@@ -227,14 +234,12 @@ def run_backtest(
 
     hpa = replay(load, HpaPolicy(config, target), config)
     budget = resolve_budget(settings.overload_budget, hpa, config)
-    if budget is None:
-        predictive_sweep = tuple(
-            replay(load, predictive(u), config) for u in settings.predictive_sweep
-        )
-    else:
-        predictive_sweep = tuple(
-            replay(load, predictive(target, b), config) for b in settings.budget_sweep
-        )
+    swept = (
+        [predictive(u) for u in settings.predictive_sweep]
+        if budget is None
+        else [predictive(target, b) for b in settings.budget_sweep]
+    )
+    predictive_sweep = tuple(replay(load, policy, config) for policy in swept)
     baseline_sweep = tuple(
         replay(load, HpaPolicy(config, u), config) for u in settings.baseline_sweep
     )
@@ -247,6 +252,7 @@ def run_backtest(
     }
     matched = compare([r.outcome for r in predictive_sweep], hpa.outcome)
     beyond = None if budget is None else chosen.beyond_ceiling
+    sweep_beyond = () if budget is None else tuple(policy.beyond_ceiling for policy in swept)
     return BacktestResult(
         config,
         settings,
@@ -259,4 +265,5 @@ def run_backtest(
         beyond,
         None if follow is None else chosen.followed_steps,
         chosen.sizing,
+        sweep_beyond,
     )
