@@ -38,8 +38,9 @@ HORIZON = 5
 # The band the scaler provisions for (ForecastSettings.interval's default).
 LEVEL = 0.9
 ANCHORS = ("AutoETS", "AutoARIMA", "AutoTheta", "MSTL")
-# What the operator reads by default (ForecastSettings): a recent window of 6 h at the
-# metric's step, and a long history at 5 min for the seasons (14 days: two weeks).
+# Issue 16's case: the operator's default recent window of 6 h at the metric's step, and a
+# long history at 5 min for the seasons of 14 days, two weeks (the operator's default is 15
+# days, a day to spare for gaps).
 RECENT_SECONDS = 6 * 3600.0
 LONG_SECONDS = 14 * 86_400.0
 LONG_STEP_SECONDS = 300.0

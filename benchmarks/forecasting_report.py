@@ -227,11 +227,13 @@ def render_header(settings: Settings, elapsed: float, load_before: float) -> lis
 
 
 METHOD = (
-    "Rolling origin, every model on the same histories. At each origin the operator's "
-    f"default windows are cut from the trace: a recent window of {RECENT_SECONDS / 3600:g} h "
-    "at the trace's own step (360 points at NASA's minute, 720 at Alibaba's 30 s, 72 at "
-    f"Azure's and Google's 5 min) and a long history of up to {LONG_SECONDS / 86_400:g} days "
-    f"before the origin in {LONG_STEP_SECONDS / 60:g}-minute means of the observed points "
+    "Rolling origin, every model on the same histories. At each origin the windows of issue "
+    f"16's case are cut from the trace: the operator's default recent window of "
+    f"{RECENT_SECONDS / 3600:g} h at the trace's own step (360 points at NASA's minute, 720 at "
+    f"Alibaba's 30 s, 72 at Azure's and Google's 5 min) and a long history of up to "
+    f"{LONG_SECONDS / 86_400:g} days (the operator reads 15 by default, two weeks and a day "
+    f"to spare for gaps) before the origin in {LONG_STEP_SECONDS / 60:g}-minute means of the "
+    "observed points "
     "(a bin with none is missing, as a Prometheus gap would be). Every registry model fits "
     "the recent window; `auto` is a fresh `ScheduledSelection('auto').forecast_series(recent, "
     f"{HORIZON}, {LEVEL}, now, long=long)`, the operator's path: seasons are found in the long "
