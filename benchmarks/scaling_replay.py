@@ -52,10 +52,10 @@ class Replayed:
     scored_minutes: float
     # Of the predictive policy's overload minutes, those beyond the threshold's ceiling.
     beyond_ceiling_minutes: float
+    # Of each budget sweep point's overload minutes, those beyond the threshold's ceiling.
+    sweep_beyond_ceiling_minutes: tuple[float, ...]
     # Where the predictive policy's replicas went, summed over its scored decisions.
     sizing: SizingTally = field(default_factory=SizingTally)
-    # Of each budget sweep point's overload minutes, those beyond the threshold's ceiling.
-    sweep_beyond_ceiling_minutes: tuple[float, ...] = ()
 
 
 def startup_steps(step_seconds: float) -> list[int]:
@@ -98,8 +98,8 @@ def replayed_with(forecast: Forecast, table: ForecastTable, startup: int) -> Rep
         tuple(settings.budget_sweep),
         result.scored_minutes,
         result.beyond_ceiling_minutes,
-        result.sizing,
         result.sweep_beyond_ceiling_minutes,
+        result.sizing,
     )
 
 
@@ -170,8 +170,8 @@ def at_fleet_budget(
                 one.budgets,
                 one.scored_minutes,
                 result.beyond_ceiling_minutes,
-                result.sizing,
                 one.sweep_beyond_ceiling_minutes,
+                result.sizing,
             )
         )
     return fleet
@@ -195,8 +195,8 @@ def combine(parts: Sequence[Replayed]) -> Replayed:
         first.budgets,
         sum(p.scored_minutes for p in parts),
         sum(p.beyond_ceiling_minutes for p in parts),
-        sum((p.sizing for p in parts), SizingTally()),
         tuple(map(sum, zip(*(p.sweep_beyond_ceiling_minutes for p in parts), strict=True))),
+        sum((p.sizing for p in parts), SizingTally()),
     )
 
 
