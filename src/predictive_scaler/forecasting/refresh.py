@@ -10,8 +10,7 @@ use and their updates, and the band from the forecasts really made.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -20,6 +19,7 @@ from predictive_scaler.forecasting.base import ForecastModel
 from predictive_scaler.forecasting.breaks import BreakWatch, run_length
 from predictive_scaler.forecasting.calibration import MIN_ERRORS, LiveErrors, conformal_offsets
 from predictive_scaler.forecasting.forecast import FloatArray, Forecast
+from predictive_scaler.forecasting.handover import SelectionHandover, Submit, run_here
 from predictive_scaler.forecasting.hygiene import clean_series
 from predictive_scaler.forecasting.known_seasons import SeasonKnowledge
 from predictive_scaler.forecasting.numerics import model_numerics
@@ -35,36 +35,19 @@ from predictive_scaler.forecasting.refresh_job import (
     DEFAULT_SELECTION_BUDGET_SECONDS,
     Refreshed,
     RefreshRequest,
-    refresh_model,
 )
 from predictive_scaler.forecasting.registry import make_model
 from predictive_scaler.forecasting.seasons import SeasonalProfile, TimedSeries
-from predictive_scaler.units import counted, format_duration
+from predictive_scaler.units import format_duration
 
 DEFAULT_REFRESH_SECONDS = 3600.0
-# A failed selection is tried again after this, doubling with each failure in
-# a row up to the refresh period. A worker that died is retried soon; a
-# selection that fails on this load every time (or never returns and is
-# stopped, holding a worker for minutes each time) must not be asked for again
-# at every evaluation, starving the other objects' selections.
-RETRY_AFTER_SECONDS = 60.0
 
 __all__ = [
     "SEASON_SUFFIX",
-    "Delivery",
     "ModelPendingError",
     "Pathway",
     "ScheduledSelection",
-    "Submit",
 ]
-
-
-Delivery = Callable[[Refreshed | Exception], None]
-# Hands a selection to another worker, with where its outcome is to be delivered
-# and how long it may wait behind more urgent selections (seconds): none for a
-# first selection (the object has no forecast until it lands), one refresh
-# period for a re-selection (the model in place forecasts meanwhile).
-Submit = Callable[[RefreshRequest, Delivery, float], None]
 
 
 class ModelPendingError(ValueError):
@@ -84,9 +67,9 @@ class ScheduledSelection:
 
     With ``submit``, a due selection is handed to it as a
     :class:`RefreshRequest` instead of being run in the call, and its outcome
-    comes back through :meth:`deliver` (from any thread): meanwhile the
-    model it will replace goes on forecasting, and before the first one
-    arrives a forecast raises :class:`ModelPendingError`.
+    comes back through ``handover`` (:class:`SelectionHandover`, from any
+    thread): meanwhile the model it will replace goes on forecasting, and
+    before the first one arrives a forecast raises :class:`ModelPendingError`.
     """
 
     def __init__(
@@ -125,20 +108,10 @@ class ScheduledSelection:
         # Why the selection was asked for ahead of its schedule, until take_break().
         self._break: str | None = None
         self.budget_seconds = budget_seconds
-        self.submit = submit
-        self._submitted: RefreshRequest | None = None
-        # How long the submitted selection was allowed to wait behind others.
-        self._may_wait = 0.0
-        self._arrived: Refreshed | Exception | None = None
-        # The outcome installed by the last call, until take_installed() is called,
-        # and likewise the failure taken.
+        # Without ``submit`` a due selection runs in the call and lands at once.
+        self.handover = SelectionHandover(submit or run_here, refresh_seconds)
+        # The outcome installed by the last call, until take_installed() is called.
         self._installed: Refreshed | None = None
-        self._failed: str | None = None
-        # Why the last selection failed, while no later one has succeeded; how many
-        # failed in a row, and when the next may be asked for.
-        self.failure: str | None = None
-        self.failures_in_a_row = 0
-        self.retry_at: float | None = None
         # What the installed selection left unscored for lack of budget.
         self.unscored: tuple[str, ...] = ()
         # The recent window's cycle the installed selection used as its season.
@@ -183,70 +156,32 @@ class ScheduledSelection:
             )
         return scores
 
-    @property
-    def selecting(self) -> bool:
-        """A selection has been handed to ``submit`` and has not come back."""
-        return self._submitted is not None
-
-    def deliver(self, outcome: Refreshed | Exception) -> None:
-        """The outcome of the submitted selection; installed at the next forecast."""
-        self._arrived = outcome
-
-    def wants(self, request: RefreshRequest) -> bool:
-        """Whether ``request`` is the selection awaited (not superseded by a later one)."""
-        return request is self._submitted
-
-    def _deliver_for(self, request: RefreshRequest, outcome: Refreshed | Exception) -> None:
-        if self.wants(request):
-            self._arrived = outcome
-
     def take_installed(self) -> Refreshed | None:
         """The selection installed since the last call of this, if any."""
         installed, self._installed = self._installed, None
         return installed
-
-    def take_failure(self) -> str | None:
-        """Why the selection that came back since the last call of this failed, if one did."""
-        failed, self._failed = self._failed, None
-        return failed
 
     def take_break(self) -> str | None:
         """Why a selection was asked for ahead of schedule since the last call, if one was."""
         broke, self._break = self._break, None
         return broke
 
-    def _take_delivery(self, now: float) -> None:
-        arrived, self._arrived = self._arrived, None
-        if arrived is None:
-            return
-        self._submitted = None
-        if isinstance(arrived, Exception):
-            self.failures_in_a_row += 1
-            wait = min(
-                RETRY_AFTER_SECONDS * 2.0 ** (self.failures_in_a_row - 1), self.refresh_seconds
-            )
-            self.retry_at = now + wait
-            self.failure = (
-                f"model selection failed: {arrived!r}; "
-                f"{counted(self.failures_in_a_row, 'failure')} in a row, "
-                f"tried again in {format_duration(wait)}"
-            )
-            self._failed = self.failure
-        else:
-            self._install(arrived)
-
-    def _install(self, refreshed: Refreshed) -> None:
+    def _take_delivery(self, now: float) -> bool:
+        """Install the selection that came back, if one did; whether one was installed."""
+        refreshed = self.handover.receive(now)
+        if refreshed is None:
+            return False
         self.broken = False
         self.breaks.reset()
         self.pathways = refreshed.pathways
         self.plain_scale, self.seasons = refreshed.plain_scale, refreshed.seasons
         self.fitted_at, self.unscored = refreshed.selected_at, refreshed.unscored
         self.cycle_seconds = refreshed.cycle_seconds
-        self.failure, self._installed, self._last_call = None, refreshed, None
-        self.failures_in_a_row, self.retry_at = 0, None
+        self._installed, self._last_call = refreshed, None
+        return True
 
     def _needs_refresh(self, horizon: int, now: float) -> bool:
-        if self.retry_at is not None and now < self.retry_at:
+        if self.handover.retry_pending(now):
             return False
         return (
             not self.pathways
@@ -311,7 +246,8 @@ class ScheduledSelection:
             else:
                 self._update(series, step_times)
             if not self.pathways:
-                why = f" ({self.failure})" if self.failure else ""
+                failure = self.handover.failure
+                why = f" ({failure})" if failure else ""
                 raise ModelPendingError(f"selecting a model for the first time{why}")
             inner = combined_band(self.pathways, step_times[series.size :], level)
         self.chosen = inner.model  # named after the models in use, as combined_name does
@@ -340,7 +276,7 @@ class ScheduledSelection:
         now: float,
         long: TimedSeries | None,
     ) -> None:
-        """Refresh now, or hand the refresh over and go on with the model there is."""
+        """Hand the refresh over, and go on with the model there is until it lands."""
         request = RefreshRequest(
             model=self.model,
             candidates=self.candidates,
@@ -353,19 +289,7 @@ class ScheduledSelection:
             long=long,
             budget_seconds=self.budget_seconds,
         )
-        if self.submit is None:
-            self._install(refresh_model(request))
-            return
-        # A break does not wait behind a re-selection queued on the load before it
-        # (for up to a refresh period when the workers are busy): the new request
-        # supersedes it, and the old one is skipped or its outcome dropped.
-        if self._submitted is None or (self.broken and self._may_wait > 0.0):
-            may_wait = self.refresh_seconds if self.pathways and not self.broken else 0.0
-            # Awaited before it is handed over: its outcome may come back at once.
-            self._submitted, self._may_wait = request, may_wait
-            try:
-                self.submit(request, partial(self._deliver_for, request), may_wait)
-            except BaseException:
-                self._submitted = None  # not handed over: ask again next time
-                raise
-        self._update(series, step_times)
+        may_wait = self.refresh_seconds if self.pathways and not self.broken else 0.0
+        self.handover.hand_over(request, may_wait, urgent=self.broken)
+        if not self._take_delivery(now):
+            self._update(series, step_times)

@@ -116,7 +116,7 @@ def selection_notes(selection: ScheduledSelection) -> list[EventNote]:
     if broke is not None:
         metrics.SELECTIONS_ON_BREAK.inc()
         notes.append(EventNote("Normal", "LoadLeftForecast", broke))
-    installed, failure = selection.take_installed(), selection.take_failure()
+    installed, failure = selection.take_installed(), selection.handover.take_failure()
     if failure is not None:
         return [*notes, EventNote("Warning", "SelectionFailed", failure)]
     if installed is None or not installed.over_budget:

@@ -21,7 +21,7 @@ from typing import Any
 import kopf
 
 from predictive_scaler.forecasting import RefreshRequest
-from predictive_scaler.forecasting.refresh import Delivery, Submit
+from predictive_scaler.forecasting.handover import Delivery, Submit
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.cadence import Cadence
 from predictive_scaler.operator.conditions import Lateness

@@ -92,8 +92,8 @@ def decision_status(
         report["unscored"] = list(selection.unscored)
     if selection.cycle_seconds is not None:
         report["cycle"] = format_duration(selection.cycle_seconds)
-    if selection.failure is not None:
-        report["selectionFailure"] = selection.failure
+    if selection.handover.failure is not None:
+        report["selectionFailure"] = selection.handover.failure
     if selection.seasons is not None:
         report["seasons"] = seasons_status(selection.seasons)
     status["forecast"] = report

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from predictive_scaler.forecasting import ScheduledSelection
-from predictive_scaler.forecasting.refresh import Submit
+from predictive_scaler.forecasting.handover import Submit
 from predictive_scaler.forecasting.refresh_job import (
     DEFAULT_SELECTION_BUDGET_SECONDS,
     RefreshRequest,
@@ -54,7 +54,7 @@ class ObjectRuntime:
 
     def wants(self, request: RefreshRequest) -> bool:
         """Whether a selection queued for this object is still awaited by its forecaster."""
-        return self.selection is None or self.selection.wants(request)
+        return self.selection is None or self.selection.handover.wants(request)
 
     def forecaster(self, settings: ForecastSettings) -> ScheduledSelection:
         """The cached selection, rebuilt when the forecast settings changed."""

@@ -14,7 +14,7 @@ from predictive_scaler.forecasting import (
     refresh_model,
     select_model,
 )
-from predictive_scaler.forecasting.refresh import Submit
+from predictive_scaler.forecasting.handover import Delivery, Submit
 from predictive_scaler.forecasting.seasons import TimedSeries
 from tests.conftest import seasonal_load
 
@@ -48,9 +48,8 @@ def test_a_spent_budget_leaves_candidates_unscored_and_keeps_naive() -> None:
 
 
 def test_an_over_budget_refresh_says_so_and_still_fits() -> None:
-    forecaster = ScheduledSelection("auto", budget_seconds=0.0)
     submitted: list[RefreshRequest] = []
-    forecaster.submit = into(submitted)
+    forecaster = ScheduledSelection("auto", budget_seconds=0.0, submit=into(submitted))
 
     with pytest.raises(ModelPendingError):
         forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
@@ -93,7 +92,7 @@ def test_the_model_in_use_forecasts_while_its_successor_is_selected() -> None:
         forecaster.forecast_series(window(1e6 + 30), 5, 0.9, 1e6 + 30)
     assert len(submitted) == 1, "one selection in flight at a time"
 
-    forecaster.deliver(refresh_model(submitted[0]))
+    forecaster.handover.deliver(refresh_model(submitted[0]))
     first = forecaster.forecast_series(window(1e6 + 60), 5, 0.9, 1e6 + 60)
     installed = forecaster.take_installed()
     assert installed is not None
@@ -104,7 +103,7 @@ def test_the_model_in_use_forecasts_while_its_successor_is_selected() -> None:
     # Due again: the next selection is submitted, the fitted model goes on forecasting.
     later = forecaster.forecast_series(window(1e6 + 660), 5, 0.9, 1e6 + 660)
     assert len(submitted) == 2
-    assert forecaster.selecting
+    assert forecaster.handover.selecting
     assert np.isfinite(later.mean).all()
 
 
@@ -114,7 +113,7 @@ def test_a_failed_selection_is_reported_and_tried_again() -> None:
     with pytest.raises(ModelPendingError):
         forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
 
-    forecaster.deliver(RuntimeError("worker died"))
+    forecaster.handover.deliver(RuntimeError("worker died"))
     with pytest.raises(ModelPendingError, match=r"worker died.*tried again in 1m"):
         forecaster.forecast_series(window(1e6 + 60), 5, 0.9, 1e6 + 60)
     assert len(submitted) == 1, "not asked for again at once"
@@ -134,7 +133,7 @@ def test_failed_selections_back_off_doubling_up_to_the_refresh_period() -> None:
         with pytest.raises(ModelPendingError):
             forecaster.forecast_series(window(now), 5, 0.9, now)
         asked = len(submitted)
-        forecaster.deliver(RuntimeError("stuck"))
+        forecaster.handover.deliver(RuntimeError("stuck"))
         # The wait counts from the evaluation that learns of the failure.
         now += 30
         with pytest.raises(ModelPendingError, match="stuck"):
@@ -147,7 +146,7 @@ def test_failed_selections_back_off_doubling_up_to_the_refresh_period() -> None:
         retried_after.append(now - failed_at)
 
     assert retried_after == [60, 120, 240, 480, 600, 600]
-    assert forecaster.failures_in_a_row == 6
+    assert forecaster.handover.failures_in_a_row == 6
 
 
 def test_a_selection_that_lands_after_failures_resets_the_backoff() -> None:
@@ -155,20 +154,20 @@ def test_a_selection_that_lands_after_failures_resets_the_backoff() -> None:
     forecaster = ScheduledSelection("holt", refresh_seconds=600, submit=into(submitted))
     with pytest.raises(ModelPendingError):
         forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
-    forecaster.deliver(RuntimeError("stuck"))
+    forecaster.handover.deliver(RuntimeError("stuck"))
     with pytest.raises(ModelPendingError):
         forecaster.forecast_series(window(1e6 + 60), 5, 0.9, 1e6 + 60)
-    forecaster.deliver(refresh_model(submitted[-1]))
+    forecaster.handover.deliver(refresh_model(submitted[-1]))
     forecaster.forecast_series(window(1e6 + 90), 5, 0.9, 1e6 + 90)
-    assert (forecaster.failure, forecaster.failures_in_a_row) == (None, 0)
+    assert (forecaster.handover.failure, forecaster.handover.failures_in_a_row) == (None, 0)
 
     # The next re-selection fails: the model in use goes on, the failure is
     # kept for status, and the wait starts again from a minute.
     forecaster.forecast_series(window(1e6 + 700), 5, 0.9, 1e6 + 700)
-    forecaster.deliver(RuntimeError("stuck"))
+    forecaster.handover.deliver(RuntimeError("stuck"))
     forecaster.forecast_series(window(1e6 + 730), 5, 0.9, 1e6 + 730)
-    assert forecaster.failure is not None
-    assert "1 failure in a row, tried again in 1m" in forecaster.failure
+    assert forecaster.handover.failure is not None
+    assert "1 failure in a row, tried again in 1m" in forecaster.handover.failure
     forecaster.forecast_series(window(1e6 + 760), 5, 0.9, 1e6 + 760)
     assert len(submitted) == 2
     forecaster.forecast_series(window(1e6 + 790), 5, 0.9, 1e6 + 790)
@@ -182,11 +181,11 @@ def test_a_first_selection_may_not_wait_and_a_reselection_may_wait_a_refresh() -
     forecaster = ScheduledSelection("holt", refresh_seconds=600, submit=into(submitted, waits))
     with pytest.raises(ModelPendingError):
         forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
-    forecaster.deliver(RuntimeError("worker died"))
+    forecaster.handover.deliver(RuntimeError("worker died"))
     for now in (1e6 + 60, 1e6 + 120):
         with pytest.raises(ModelPendingError):
             forecaster.forecast_series(window(now), 5, 0.9, now)
-    forecaster.deliver(refresh_model(submitted[-1]))
+    forecaster.handover.deliver(refresh_model(submitted[-1]))
     forecaster.forecast_series(window(1e6 + 180), 5, 0.9, 1e6 + 180)
     forecaster.forecast_series(window(1e6 + 780), 5, 0.9, 1e6 + 780)
 
@@ -205,8 +204,23 @@ def test_a_selection_that_could_not_be_handed_over_is_asked_for_again() -> None:
     forecaster = ScheduledSelection("holt", submit=submit)
     with pytest.raises(RuntimeError, match="closed"):
         forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
-    assert not forecaster.selecting
+    assert not forecaster.handover.selecting
     with pytest.raises(ModelPendingError):
         forecaster.forecast_series(window(1e6 + STEP), 5, 0.9, 1e6 + STEP)
     assert len(handed) == 2
-    assert forecaster.wants(handed[1])
+    assert forecaster.handover.wants(handed[1])
+
+
+def test_a_selection_that_comes_back_while_handed_over_forecasts_in_the_same_call() -> None:
+    """A worker may answer before submit returns; the call then forecasts with it, as a
+    selection run in the call does."""
+
+    def at_once(request: RefreshRequest, deliver: Delivery, _may_wait: float) -> None:
+        deliver(refresh_model(request))
+
+    forecaster = ScheduledSelection("holt", submit=at_once)
+    forecast = forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
+
+    assert forecast.mean.shape == (5,)
+    assert not forecaster.handover.selecting
+    assert forecaster.take_installed() is not None

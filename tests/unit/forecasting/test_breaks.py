@@ -13,7 +13,7 @@ from predictive_scaler.forecasting import (
     refresh_model,
 )
 from predictive_scaler.forecasting.breaks import FALSE_ALARM_STEPS, BreakWatch, run_length
-from predictive_scaler.forecasting.refresh import Delivery
+from predictive_scaler.forecasting.handover import Delivery
 from predictive_scaler.forecasting.seasons import TimedSeries
 
 STEP = 60.0
@@ -145,10 +145,10 @@ def test_a_break_asks_for_the_selection_without_waiting_a_refresh() -> None:
     forecaster = ScheduledSelection("holt", refresh_seconds=4 * 3600.0, submit=submit)
     with pytest.raises(ModelPendingError):
         walk(forecaster, load, WINDOW, WINDOW + 1)
-    forecaster.deliver(refresh_model(submitted[0]))
+    forecaster.handover.deliver(refresh_model(submitted[0]))
     walk(forecaster, load, WINDOW + 1, BROKEN_AT + 1)
     assert waits == [0.0, 0.0], "the first selection, then the one the break asks for"
-    assert forecaster.selecting
+    assert forecaster.handover.selecting
     assert forecaster.take_break() is not None
     # The model in place goes on forecasting meanwhile.
     assert np.isfinite(walk(forecaster, load, BROKEN_AT + 1, BROKEN_AT + 2)[0].mean).all()
@@ -166,7 +166,7 @@ def test_a_break_supersedes_a_reselection_queued_on_the_load_before_it() -> None
     forecaster = ScheduledSelection("holt", refresh_seconds=refresh, submit=submit)
     with pytest.raises(ModelPendingError):
         walk(forecaster, load, WINDOW, WINDOW + 1)
-    forecaster.deliver(refresh_model(asked[0][0]))
+    forecaster.handover.deliver(refresh_model(asked[0][0]))
     walk(forecaster, load, WINDOW + 1, SHIFT)
     assert [wait for *_, wait in asked] == [0.0, refresh], "the re-selection may wait"
     queued, queued_delivery, _ = asked[1]
@@ -174,8 +174,8 @@ def test_a_break_supersedes_a_reselection_queued_on_the_load_before_it() -> None
     walk(forecaster, load, SHIFT, BROKEN_AT + 1)
     assert [wait for *_, wait in asked] == [0.0, refresh, 0.0]
     urgent, urgent_delivery, _ = asked[2]
-    assert not forecaster.wants(queued)
-    assert forecaster.wants(urgent)
+    assert not forecaster.handover.wants(queued)
+    assert forecaster.handover.wants(urgent)
     # The superseded one, had it run, is dropped; the break's own is installed.
     queued_delivery(refresh_model(queued))
     walk(forecaster, load, BROKEN_AT + 1, BROKEN_AT + 2)

@@ -16,7 +16,7 @@ import pytest
 
 from predictive_scaler.forecasting import RefreshRequest, refresh_model
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.forecasting.refresh import Delivery
+from predictive_scaler.forecasting.handover import Delivery
 from predictive_scaler.operator.evaluation import Evaluation, ObjectRef
 from predictive_scaler.operator.kube import Scale, TargetNotFoundError
 from predictive_scaler.operator.prometheus import PrometheusSource
