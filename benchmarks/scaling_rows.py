@@ -65,13 +65,13 @@ def sizing_row(label: str, setting: str, replayed: Replayed, clairvoyant: Replay
         means = of.sizing.means()
         return ["n/a"] * 4 if means is None else [f"{value:.2f}" for value in means]
 
-    forecast, provisioned, whole, asked = steps(replayed)
+    forecast, sized_for, whole, asked = steps(replayed)
     knowing = steps(clairvoyant)
     return [
         label,
         setting,
         forecast,
-        provisioned,
+        sized_for,
         whole,
         asked,
         held("predictive"),

@@ -24,7 +24,7 @@ class SizingTally:
 
     decisions: int = 0
     forecast: float = 0.0
-    provisioned: float = 0.0
+    sized_for: float = 0.0
     whole: float = 0.0
     asked: float = 0.0
 
@@ -36,7 +36,7 @@ class SizingTally:
         return SizingTally(
             self.decisions + 1,
             self.forecast + float(decision.forecast.mean[-1]) / per,
-            self.provisioned + decision.load_bound / per,
+            self.sized_for + decision.load_bound / per,
             self.whole + spec.replicas_for(decision.load_bound),
             self.asked + decision.desired_replicas,
         )
@@ -45,14 +45,14 @@ class SizingTally:
         return SizingTally(
             self.decisions + other.decisions,
             self.forecast + other.forecast,
-            self.provisioned + other.provisioned,
+            self.sized_for + other.sized_for,
             self.whole + other.whole,
             self.asked + other.asked,
         )
 
     def means(self) -> tuple[float, float, float, float] | None:
-        """Per decision: forecast, provisioned, whole replicas, asked; None before any."""
+        """Per decision: forecast, sized for, whole replicas, asked; None before any."""
         if self.decisions == 0:
             return None
         n = self.decisions
-        return self.forecast / n, self.provisioned / n, self.whole / n, self.asked / n
+        return self.forecast / n, self.sized_for / n, self.whole / n, self.asked / n

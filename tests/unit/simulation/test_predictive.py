@@ -108,10 +108,10 @@ def test_the_sizing_split_follows_decides_steps_and_ends_at_what_was_held(
     assert 0.9 * scored <= sizing.decisions <= scored
     means = sizing.means()
     assert means is not None
-    forecast, provisioned, whole, asked = means
+    forecast, sized_for, whole, asked = means
     # On this load, on average: headroom over the forecast (the interval's upper bound
     # at the target), rounding up, then the reactive floor and the scale-down window
     # each add (a scale-down may keep fewer than the horizon's peak needs, not here).
-    assert forecast < provisioned <= whole <= asked
+    assert forecast < sized_for <= whole <= asked
     held = result.policies["predictive"].replicas.mean()
     assert asked == pytest.approx(held, rel=0.05)
