@@ -26,7 +26,7 @@ from benchmarks.forecast_runs import FULL_RUN, QUICK_RUN, TRACES, load_workloads
 from benchmarks.forecasting_accuracy import evaluate_cold_starts, evaluate_trace
 from benchmarks.forecasting_coverage import evaluate_walks
 from benchmarks.forecasting_report import Settings, render_report
-from benchmarks.forecasting_speed import speed_rows
+from benchmarks.forecasting_speed import Yardstick, speed_rows, yardstick_seconds
 from benchmarks.forecasting_targets import check_targets, costs_of
 from benchmarks.report import REPO_ROOT, REPO_TRACES, write_section
 
@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # The library limits BLAS to one thread inside its models; the anchors get the same, and
     # spinning BLAS threads on a small machine would swamp the timings.
     with threadpool_limits(limits=1):
+        yardstick_at_start = yardstick_seconds()
         loaded = [
             (spec, load_workloads(spec, settings.traces_dir, settings.size)) for spec in TRACES
         ]
@@ -67,6 +68,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         cold_starts = evaluate_cold_starts(loaded, settings.size)
         walks = [evaluate_walks(spec, workloads, settings.size) for spec, workloads in loaded]
         speed = speed_rows(settings.size, loaded)
+        yardstick = Yardstick(yardstick_at_start, yardstick_seconds())
     costs = costs_of(results, walks)
     checks = check_targets(results, walks, costs, speed)
     elapsed = time.perf_counter() - started
@@ -80,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         checks=checks,
         elapsed=elapsed,
         load_before=load_before,
+        yardstick=yardstick,
     )
     print(report)
     write_section(settings.output, SECTION, report)

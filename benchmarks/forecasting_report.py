@@ -31,7 +31,11 @@ from benchmarks.forecasting_speed import (
     TIMED_ANCHORS,
     TIMING_LENGTHS,
     TIMING_SEASON,
+    YARDSTICK_ORDER,
+    YARDSTICK_POINTS,
+    YARDSTICK_REPEATS,
     SpeedRow,
+    Yardstick,
 )
 from benchmarks.forecasting_targets import (
     FLEET,
@@ -211,7 +215,9 @@ def render_speed(rows: Sequence[SpeedRow]) -> list[str]:
     return table(header, body)
 
 
-def render_header(settings: Settings, elapsed: float, load_before: float) -> list[str]:
+def render_header(
+    settings: Settings, elapsed: float, load_before: float, yardstick: Yardstick
+) -> list[str]:
     command = ".venv/bin/python -m benchmarks.forecasting" + (" --quick" if settings.quick else "")
     quick_note = " (**quick run**: fewer origins, VMs and walks)" if settings.quick else ""
     return [
@@ -221,6 +227,11 @@ def render_header(settings: Settings, elapsed: float, load_before: float) -> lis
         f"- Machine: {machine_description()}; BLAS/OpenMP limited to one thread, as the library "
         f"runs its models; load average {load_before:.2f} before the run, "
         f"{os.getloadavg()[0]:.2f} after",
+        f"- Yardstick: one statsmodels ARIMA{YARDSTICK_ORDER} fit on the same "
+        f"{YARDSTICK_POINTS} points in every run (an order search is most of a fresh "
+        f"selection) took {format_seconds(yardstick.start)} of CPU at the start of the run and "
+        f"{format_seconds(yardstick.end)} at the end (median of {YARDSTICK_REPEATS}): the "
+        "times below scale with it from run to run and machine to machine",
         f"- Reproduce: `{command}` (traces from `traces/`)",
         f"- Libraries: {package_versions(LIBRARIES)}",
     ]
@@ -354,13 +365,14 @@ def render_report(
     checks: Sequence[TargetCheck],
     elapsed: float,
     load_before: float,
+    yardstick: Yardstick,
 ) -> str:
     check_rows = [
         [check.target, "reached" if check.reached else "**not reached**", check.evidence]
         for check in checks
     ]
     lines = [
-        *render_header(settings, elapsed, load_before),
+        *render_header(settings, elapsed, load_before, yardstick),
         "",
         "### Method",
         "",

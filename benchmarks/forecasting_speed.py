@@ -8,10 +8,14 @@ between) is measured on its own path in the coverage half.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from statistics import median
+
+import numpy as np
+from statsmodels.tsa.arima.model import ARIMA
 
 from benchmarks.forecast_runs import (
     HORIZON,
@@ -37,6 +41,46 @@ AUTO_CACHED = "auto (cached)"
 AUTO_FRESH = "auto (fresh)"
 # The anchors that run on one window (MSTL needs two days of it: see the accuracy tables).
 TIMED_ANCHORS = ("AutoETS", "AutoARIMA", "AutoTheta")
+
+
+# A fixed fit timed at the start and the end of a run: its order search is what a fresh
+# selection spends most of its time on, so from run to run (or machine to machine, or a
+# busy machine to an idle one) the cost figures scale with it.
+YARDSTICK_ORDER = (2, 0, 2)
+YARDSTICK_POINTS = 72
+YARDSTICK_REPEATS = 60
+
+
+@dataclass(frozen=True)
+class Yardstick:
+    """Median CPU seconds of the yardstick fit at the start and at the end of a run."""
+
+    start: float
+    end: float
+
+
+def yardstick_series() -> FloatArray:
+    """The same 72 points in every run: an ARMA(1,1) around 100 from a fixed seed."""
+    noise = np.random.default_rng(16).normal(0.0, 5.0, YARDSTICK_POINTS + 1)
+    values = np.empty(YARDSTICK_POINTS)
+    level = 0.0
+    for index in range(YARDSTICK_POINTS):
+        level = 0.7 * level + noise[index + 1] + 0.3 * noise[index]
+        values[index] = 100.0 + level
+    return values
+
+
+def yardstick_seconds() -> float:
+    """Median CPU seconds of one statsmodels ARIMA fit on ``yardstick_series``, cold."""
+    series = yardstick_series()
+
+    def fit() -> float:
+        start = time.process_time()
+        ARIMA(series, order=YARDSTICK_ORDER, trend="c").fit(return_params=True)
+        return time.process_time() - start
+
+    fit()  # the first pays for imports and caches
+    return median(fit() for _ in range(YARDSTICK_REPEATS))
 
 
 @dataclass(frozen=True)
