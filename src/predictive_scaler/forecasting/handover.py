@@ -9,7 +9,9 @@ a failure, how long to wait before asking again.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 
 from predictive_scaler.forecasting.refresh_job import Refreshed, RefreshRequest, refresh_model
@@ -36,19 +38,32 @@ def run_here(request: RefreshRequest, deliver: Delivery, may_wait: float) -> Non
     deliver(refresh_model(request))
 
 
+@dataclass(frozen=True)
+class Landed:
+    """A selection that came back, and the request it answers."""
+
+    request: RefreshRequest
+    refreshed: Refreshed
+
+
 class SelectionHandover:
     """The selections one workload hands to ``submit``, and their outcomes.
 
-    ``refresh_seconds`` bounds the wait after failures in a row.
+    ``refresh_seconds`` bounds the wait after failures in a row. Outcomes are
+    delivered from another thread while the forecaster hands requests over in
+    its own, so which request is awaited and what came back change under one
+    lock, and an outcome is kept with its request: one that a later request
+    superseded while it was on its way is dropped, never installed.
     """
 
     def __init__(self, submit: Submit, refresh_seconds: float) -> None:
         self.submit = submit
         self.refresh_seconds = refresh_seconds
+        self._lock = threading.Lock()
         self._awaited: RefreshRequest | None = None
         # How long the awaited selection was allowed to wait behind others.
         self._may_wait = 0.0
-        self._arrived: Refreshed | Exception | None = None
+        self._arrived: tuple[RefreshRequest, Refreshed | Exception] | None = None
         # The failure taken by the last receive(), until take_failure() is called.
         self._failed: str | None = None
         # Why the last selection failed, while no later one has succeeded; how many
@@ -64,15 +79,18 @@ class SelectionHandover:
 
     def deliver(self, outcome: Refreshed | Exception) -> None:
         """The outcome of the awaited selection; taken at the forecaster's next call."""
-        self._arrived = outcome
+        awaited = self._awaited
+        if awaited is not None:
+            self._deliver_for(awaited, outcome)
 
     def wants(self, request: RefreshRequest) -> bool:
         """Whether ``request`` is the selection awaited (not superseded by a later one)."""
         return request is self._awaited
 
     def _deliver_for(self, request: RefreshRequest, outcome: Refreshed | Exception) -> None:
-        if self.wants(request):
-            self._arrived = outcome
+        with self._lock:
+            if request is self._awaited:
+                self._arrived = (request, outcome)
 
     def take_failure(self) -> str | None:
         """Why the selection that came back since the last call of this failed, if one did."""
@@ -83,20 +101,22 @@ class SelectionHandover:
         """A selection failed and the wait before asking again has not passed."""
         return self.retry_at is not None and now < self.retry_at
 
-    def receive(self, now: float) -> Refreshed | None:
+    def receive(self, now: float) -> Landed | None:
         """The selection that came back since the last call, None if none did or it failed."""
-        arrived, self._arrived = self._arrived, None
-        if arrived is None:
-            return None
-        self._awaited = None
-        if not isinstance(arrived, Exception):
+        with self._lock:
+            arrived, self._arrived = self._arrived, None
+            if arrived is None or arrived[0] is not self._awaited:
+                return None
+            self._awaited = None
+        request, outcome = arrived
+        if not isinstance(outcome, Exception):
             self.failure, self.failures_in_a_row, self.retry_at = None, 0, None
-            return arrived
+            return Landed(request, outcome)
         self.failures_in_a_row += 1
         wait = min(RETRY_AFTER_SECONDS * 2.0 ** (self.failures_in_a_row - 1), self.refresh_seconds)
         self.retry_at = now + wait
         self.failure = (
-            f"model selection failed: {arrived!r}; "
+            f"model selection failed: {outcome!r}; "
             f"{counted(self.failures_in_a_row, 'failure')} in a row, "
             f"tried again in {format_duration(wait)}"
         )
@@ -111,12 +131,15 @@ class SelectionHandover:
         workers are busy): it supersedes it, and the old one is skipped or its
         outcome dropped.
         """
-        if self._awaited is not None and not (urgent and self._may_wait > 0.0):
-            return
-        # Awaited before it is handed over: its outcome may come back at once.
-        self._awaited, self._may_wait = request, may_wait
+        with self._lock:
+            if self._awaited is not None and not (urgent and self._may_wait > 0.0):
+                return
+            # Awaited before it is handed over: its outcome may come back at once.
+            self._awaited, self._may_wait = request, may_wait
         try:
             self.submit(request, partial(self._deliver_for, request), may_wait)
         except BaseException:
-            self._awaited = None  # not handed over: ask again next time
+            with self._lock:
+                if self._awaited is request:
+                    self._awaited = None  # not handed over: ask again next time
             raise

@@ -166,11 +166,12 @@ class ScheduledSelection:
         broke, self._break = self._break, None
         return broke
 
-    def _take_delivery(self, now: float) -> bool:
-        """Install the selection that came back, if one did; whether one was installed."""
-        refreshed = self.handover.receive(now)
-        if refreshed is None:
-            return False
+    def _take_delivery(self, now: float) -> RefreshRequest | None:
+        """Install the selection that came back, if one did; the request it answered."""
+        landed = self.handover.receive(now)
+        if landed is None:
+            return None
+        refreshed = landed.refreshed
         self.broken = False
         self.breaks.reset()
         self.pathways = refreshed.pathways
@@ -178,7 +179,7 @@ class ScheduledSelection:
         self.fitted_at, self.unscored = refreshed.selected_at, refreshed.unscored
         self.cycle_seconds = refreshed.cycle_seconds
         self._installed, self._last_call = refreshed, None
-        return True
+        return landed.request
 
     def _needs_refresh(self, horizon: int, now: float) -> bool:
         if self.handover.retry_pending(now):
@@ -291,5 +292,7 @@ class ScheduledSelection:
         )
         may_wait = self.refresh_seconds if self.pathways and not self.broken else 0.0
         self.handover.hand_over(request, may_wait, urgent=self.broken)
-        if not self._take_delivery(now):
+        # Only this request's selection was fitted on this window; one handed over
+        # earlier that lands now was fitted on an older one and is updated to it.
+        if self._take_delivery(now) is not request:
             self._update(series, step_times)

@@ -157,21 +157,23 @@ def test_a_selection_that_lands_after_failures_resets_the_backoff() -> None:
     forecaster.handover.deliver(RuntimeError("stuck"))
     with pytest.raises(ModelPendingError):
         forecaster.forecast_series(window(1e6 + 60), 5, 0.9, 1e6 + 60)
+    with pytest.raises(ModelPendingError):
+        forecaster.forecast_series(window(1e6 + 120), 5, 0.9, 1e6 + 120)  # asked again
     forecaster.handover.deliver(refresh_model(submitted[-1]))
-    forecaster.forecast_series(window(1e6 + 90), 5, 0.9, 1e6 + 90)
+    forecaster.forecast_series(window(1e6 + 150), 5, 0.9, 1e6 + 150)
     assert (forecaster.handover.failure, forecaster.handover.failures_in_a_row) == (None, 0)
 
     # The next re-selection fails: the model in use goes on, the failure is
     # kept for status, and the wait starts again from a minute.
-    forecaster.forecast_series(window(1e6 + 700), 5, 0.9, 1e6 + 700)
+    forecaster.forecast_series(window(1e6 + 760), 5, 0.9, 1e6 + 760)
     forecaster.handover.deliver(RuntimeError("stuck"))
-    forecaster.forecast_series(window(1e6 + 730), 5, 0.9, 1e6 + 730)
+    forecaster.forecast_series(window(1e6 + 790), 5, 0.9, 1e6 + 790)
     assert forecaster.handover.failure is not None
     assert "1 failure in a row, tried again in 1m" in forecaster.handover.failure
-    forecaster.forecast_series(window(1e6 + 760), 5, 0.9, 1e6 + 760)
-    assert len(submitted) == 2
-    forecaster.forecast_series(window(1e6 + 790), 5, 0.9, 1e6 + 790)
+    forecaster.forecast_series(window(1e6 + 820), 5, 0.9, 1e6 + 820)
     assert len(submitted) == 3
+    forecaster.forecast_series(window(1e6 + 850), 5, 0.9, 1e6 + 850)
+    assert len(submitted) == 4
 
 
 def test_a_first_selection_may_not_wait_and_a_reselection_may_wait_a_refresh() -> None:
@@ -224,3 +226,33 @@ def test_a_selection_that_comes_back_while_handed_over_forecasts_in_the_same_cal
     assert forecast.mean.shape == (5,)
     assert not forecaster.handover.selecting
     assert forecaster.take_installed() is not None
+
+
+def test_an_earlier_selection_landing_during_a_call_is_updated_to_its_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A re-selection fitted on the window of an hour ago may land while a later call runs:
+    the forecast that call makes starts from its own window, not from the selection's."""
+    submitted: list[RefreshRequest] = []
+    forecaster = ScheduledSelection("holt", refresh_seconds=600, submit=into(submitted))
+    with pytest.raises(ModelPendingError):
+        forecaster.forecast_series(window(1e6), 5, 0.9, 1e6)
+    forecaster.handover.deliver(refresh_model(submitted[0]))
+    forecaster.forecast_series(window(1e6 + 30), 5, 0.9, 1e6 + 30)
+    forecaster.forecast_series(window(1e6 + 660), 5, 0.9, 1e6 + 660)
+    queued = submitted[-1]
+    assert len(submitted) == 2
+
+    observe = forecaster.breaks.observe
+
+    def lands_meanwhile(series: np.ndarray, last: int) -> None:
+        forecaster.handover.deliver(refresh_model(queued))
+        observe(series, last)
+
+    monkeypatch.setattr(forecaster.breaks, "observe", lands_meanwhile)
+    moved = SERIES + 200.0
+    forecaster.forecast_series(window(1e6 + 720, moved), 5, 0.9, 1e6 + 720)
+
+    assert forecaster.take_installed() is not None
+    assert forecaster.fitted is not None
+    assert forecaster.fitted.y_[-1] == moved[-1]
