@@ -29,7 +29,7 @@ from predictive_scaler.simulation.backtest import (
     DEFAULT_TARGET,
     MATCH_HPA,
 )
-from predictive_scaler.simulation.shadow import Fallback
+from predictive_scaler.simulation.fallback import Fallback
 from predictive_scaler.units import counted, format_duration, percentage
 
 

@@ -15,12 +15,8 @@ from predictive_scaler.operator.kube import Scale
 from predictive_scaler.operator.report import timestamp
 from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
 from predictive_scaler.scaling import Decision, LoadHistory
-from predictive_scaler.simulation.shadow import (
-    Observed,
-    ShadowState,
-    judge_against_shadow,
-    judged_side,
-)
+from predictive_scaler.simulation.fallback import judge_against_shadow, judged_side
+from predictive_scaler.simulation.shadow import Observed, ShadowState
 from predictive_scaler.simulation.tallies import JUDGED, SIDES, WINDOWS, WindowFigures
 from predictive_scaler.units import format_duration
 

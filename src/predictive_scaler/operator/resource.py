@@ -24,7 +24,8 @@ from predictive_scaler.scaling.spec import (
     MAX_OVERLOAD_BUDGET,
     lead_steps,
 )
-from predictive_scaler.simulation.shadow import Fallback, ShadowSpec
+from predictive_scaler.simulation.fallback import Fallback
+from predictive_scaler.simulation.shadow import ShadowSpec
 from predictive_scaler.units import format_duration, parse_duration, percentage
 
 GROUP = "autoscaling.predictive-scaler.io"

@@ -12,6 +12,7 @@ import numpy as np
 from predictive_scaler.forecasting import ScheduledSelection
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.refresh import DEFAULT_REFRESH_SECONDS
+from predictive_scaler.simulation.fallback import Fallback
 from predictive_scaler.simulation.forecasts import (
     ForecastTable,
     LongWindow,
@@ -28,7 +29,7 @@ from predictive_scaler.simulation.replay import (
     default_capacity,
     replay,
 )
-from predictive_scaler.simulation.shadow import Fallback, ShadowSpec
+from predictive_scaler.simulation.shadow import ShadowSpec
 from predictive_scaler.simulation.sizing import SizingTally
 
 DEFAULT_TARGET = 0.7

@@ -5,15 +5,10 @@ from __future__ import annotations
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling import Behavior, ScalingSpec, ScalingState, decide
 from predictive_scaler.scaling.policy import Forecaster
+from predictive_scaler.simulation.fallback import Fallback, judge_against_shadow
 from predictive_scaler.simulation.forecasts import history_before
 from predictive_scaler.simulation.replay import UNBOUNDED_REPLICAS, ReplayConfig
-from predictive_scaler.simulation.shadow import (
-    Fallback,
-    Observed,
-    ShadowSpec,
-    ShadowState,
-    judge_against_shadow,
-)
+from predictive_scaler.simulation.shadow import Observed, ShadowSpec, ShadowState
 from predictive_scaler.simulation.sizing import SizingTally
 
 

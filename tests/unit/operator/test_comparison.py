@@ -21,7 +21,8 @@ from predictive_scaler.operator.comparison import (
 from predictive_scaler.operator.conditions import Observation, observed
 from predictive_scaler.operator.resource import PredictiveScalerSpec
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState
-from predictive_scaler.simulation.shadow import Observed, ShadowState, advance, steered
+from predictive_scaler.simulation.fallback import steered
+from predictive_scaler.simulation.shadow import Observed, ShadowState, advance
 from predictive_scaler.simulation.tallies import JUDGED, Cost, WindowFigures
 
 SPEC = {

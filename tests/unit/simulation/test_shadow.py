@@ -13,15 +13,9 @@ from hypothesis import strategies as st
 from predictive_scaler.forecasting.forecast import Forecast
 from predictive_scaler.scaling import DEFAULT_BEHAVIOR, Decision, LoadHistory, ScalingState
 from predictive_scaler.simulation import ReplayConfig, replay
+from predictive_scaler.simulation.fallback import following_hpa, worse_than_reactive
 from predictive_scaler.simulation.hpa import HpaPolicy
-from predictive_scaler.simulation.shadow import (
-    Observed,
-    ShadowSpec,
-    ShadowState,
-    advance,
-    following_hpa,
-    worse_than_reactive,
-)
+from predictive_scaler.simulation.shadow import Observed, ShadowSpec, ShadowState, advance
 from predictive_scaler.simulation.tallies import JUDGED, WINDOWS
 
 STEP = 60.0
