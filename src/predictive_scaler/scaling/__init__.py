@@ -8,11 +8,11 @@ from predictive_scaler.scaling.behavior import (
     DEFAULT_BEHAVIOR,
     PREDICTIVE_BEHAVIOR,
     Behavior,
-    LimitReason,
     ScalingPolicyRule,
     ScalingRules,
 )
 from predictive_scaler.scaling.budget import OverloadTracker
+from predictive_scaler.scaling.normalization import LimitReason
 from predictive_scaler.scaling.policy import (
     Decision,
     Forecaster,

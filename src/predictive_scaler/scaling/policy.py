@@ -15,8 +15,8 @@ import numpy as np
 
 from predictive_scaler.forecasting import Forecast, ModelPendingError
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.scaling.behavior import LimitReason
 from predictive_scaler.scaling.budget import HIGHEST, Ceiling, OverloadTracker, provisioned
+from predictive_scaler.scaling.normalization import LimitReason
 from predictive_scaler.scaling.spec import ROUNDING, ScalingSpec
 from predictive_scaler.scaling.state import ScalingState
 from predictive_scaler.units import counted, format_duration

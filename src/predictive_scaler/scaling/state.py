@@ -7,8 +7,9 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from predictive_scaler.scaling.behavior import Behavior, Limited, TimedValue, limit_rate, stabilize
+from predictive_scaler.scaling.behavior import Behavior
 from predictive_scaler.scaling.budget import OverloadTracker
+from predictive_scaler.scaling.normalization import Limited, TimedValue, limit_rate, stabilize
 
 
 @dataclass(frozen=True)

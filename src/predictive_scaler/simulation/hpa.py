@@ -35,7 +35,7 @@ from typing import Protocol
 
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.scaling import Behavior, ScalingState
-from predictive_scaler.scaling.behavior import TimedValue
+from predictive_scaler.scaling.normalization import TimedValue
 from predictive_scaler.simulation.replay import UNBOUNDED_REPLICAS, ReplayConfig
 
 # kube-controller-manager's defaults.

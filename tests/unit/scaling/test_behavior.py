@@ -15,9 +15,8 @@ import pytest
 from pydantic import ValidationError
 
 from predictive_scaler.scaling import Behavior, ScalingState
-from predictive_scaler.scaling.behavior import (
-    PolicyType,
-    SelectPolicy,
+from predictive_scaler.scaling.behavior import PolicyType, SelectPolicy
+from predictive_scaler.scaling.normalization import (
     TimedValue,
     limit_rate,
     scale_down_limit,

@@ -22,7 +22,8 @@ from predictive_scaler.scaling import (
     ScalingState,
     decide,
 )
-from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR, TimedValue
+from predictive_scaler.scaling.behavior import DEFAULT_BEHAVIOR
+from predictive_scaler.scaling.normalization import TimedValue
 
 STEP = 60.0
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from predictive_scaler.scaling import Behavior
-from predictive_scaler.scaling.behavior import TimedValue, limit_rate, stabilize
+from predictive_scaler.scaling.normalization import TimedValue, limit_rate, stabilize
 from predictive_scaler.simulation.hpa import legacy_normalize
 from tests.unit.simulation.upstream_hpa import NOW, behavior
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from predictive_scaler.scaling import Behavior, ScalingState
-from predictive_scaler.scaling.behavior import TimedValue
+from predictive_scaler.scaling.normalization import TimedValue
 from predictive_scaler.simulation.hpa import Pods, Tolerance
 
 NOW = 100_000.0
