@@ -122,7 +122,7 @@ def serve(args: argparse.Namespace) -> int:
             kube,
             source,
             settings,
-            scale_in=ScaleInRanker(kube, settings).write_deletion_costs,
+            rank_scale_in=ScaleInRanker(kube, settings).write_deletion_costs,
         ),
         executor=concurrent.futures.ThreadPoolExecutor(
             settings.evaluation_workers, thread_name_prefix="evaluate"

@@ -105,7 +105,7 @@ def pathways_to_use(
     """
     if plain is None or seasonal is None:
         return False, True
-    plain_error, seasonal_error = plain.best_error, seasonal.best_error
+    plain_error, seasonal_error = plain.best_score_in_units, seasonal.best_score_in_units
     better, worse = sorted((plain_error, seasonal_error))
     if np.isfinite(worse) and worse <= COMBINE_WITHIN * better:
         return True, True

@@ -123,7 +123,7 @@ class ModelSelection:
     unscored: tuple[str, ...] = ()
 
     @property
-    def best_error(self) -> float:
+    def best_score_in_units(self) -> float:
         """The best candidate's score in the series' own units; inf when none ranked."""
         return self.ranking[0].score * self.scale if self.ranking else float("inf")
 

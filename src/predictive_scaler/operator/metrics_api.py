@@ -186,14 +186,14 @@ class MetricsApiSource:
         self.recorder.record_on(key, step=step, slots=round((end - start) / step) + 1, now=now)
         if not known and self._answer is not None:
             self._record_load(key, self._answer)  # the newest answer counts for a new object
-        self._running()
+        self._fresh_answer()
         recorded = self.recorder.history(key, step=step, start=start, end=end, now=now)
         return carried_forward(
             recorded, max(1, math.floor(LOOKBACK_POLLS * self.poll_seconds / step))
         )
 
     def usage(self) -> Usage:
-        answer = self._running()
+        answer = self._fresh_answer()
         return Usage(answer.nodes, answer.pods)
 
     def node_cpu_history(self, step: float, points: int) -> Mapping[str, Sequence[float]]:
@@ -212,7 +212,7 @@ class MetricsApiSource:
 
     def _histories(self, kind: type, step: float, points: int) -> dict[Hashable, tuple[float, ...]]:
         """Each node's or pod's recorded CPU, a step without an answer left out as PromQL does."""
-        self._running()
+        self._fresh_answer()
         now = self.clock()
         end = math.floor(now / step) * step
         start = end - (points - 1) * step
@@ -224,7 +224,7 @@ class MetricsApiSource:
 
     # ---- polling --------------------------------------------------------------
 
-    def _running(self) -> _Answer:
+    def _fresh_answer(self) -> _Answer:
         """The newest answer, polling first if there is none; MetricsError when it is stale."""
         if self._answer is None and self._background:
             self.poll()

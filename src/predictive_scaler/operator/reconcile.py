@@ -91,14 +91,14 @@ class Evaluator:
         source: MetricSource,
         settings: OperatorSettings,
         *,
-        scale_in: Callable[[str, str, MetricSource], object] | None = None,
+        rank_scale_in: Callable[[str, str, MetricSource], object] | None = None,
     ) -> None:
         self.kube = kube
         self.source = source
         self.settings = settings
         # Called with (namespace, pod selector, the metric source within the
         # evaluation's budget) before replicas go down, to rank the pods.
-        self.scale_in = scale_in
+        self.rank_scale_in = rank_scale_in
 
     def evaluate(
         self,
@@ -284,10 +284,10 @@ class Evaluator:
             decision.desired_replicas,
         )
         notes: list[EventNote] = []
-        if desired < current and self.scale_in is not None and selector:
+        if desired < current and self.rank_scale_in is not None and selector:
             try:
                 deadline.check()
-                self.scale_in(ref.namespace, selector, deadline.source_within())
+                self.rank_scale_in(ref.namespace, selector, deadline.source_within())
             except (ApiException, OSError, ValueError, MetricsError) as error:
                 # Ranking is a refinement: scale in anyway, in the ReplicaSet's own order
                 # (a usage read that failed included).

@@ -85,7 +85,8 @@ class LoadHistory:
         return float(self.end_time - (self.values.size - 1 - finite[-1]) * self.step_seconds)
 
     @property
-    def latest(self) -> float:
+    def newest_load(self) -> float:
+        """The newest finite sample (call only when there is one)."""
         finite = self.values[np.isfinite(self.values)]
         return float(finite[-1])
 
@@ -181,7 +182,7 @@ def decide(
     reasons: list[str] = []
     ready = current_replicas if ready_replicas is None else ready_replicas
     state, beyond = _count_overload(spec, history, ready, state)
-    floor = spec.replicas_for(history.latest)
+    floor = spec.replicas_for(history.newest_load)
     horizon = spec.horizon_steps(history.step_seconds)
     forecast: Forecast | None = None
     bound: float | None = None
@@ -204,7 +205,7 @@ def decide(
         if spec.budgeted:
             state = replace(state, overload=_expect_ceiling(history, forecast, state.overload))
     if floor > current_replicas and floor == proposal:
-        reasons.append(f"reactive floor: the current load {history.latest:.4g} needs {floor}")
+        reasons.append(f"reactive floor: the current load {history.newest_load:.4g} needs {floor}")
 
     behavior = spec.effective_behavior
     stable, rate = state.normalize(
@@ -247,10 +248,10 @@ def _count_overload(
     tracker, sample_time = state.overload, history.newest_time
     if not tracker.is_new(sample_time):
         return state, False
-    overloaded = _exceeds(spec, history.latest, ready)
+    overloaded = _exceeds(spec, history.newest_load, ready)
     ceiling = tracker.ceiling_at(sample_time, tolerance=history.step_seconds / 2.0)
     beyond = ceiling is not None and _exceeds(
-        spec, history.latest, max(spec.min_replicas, spec.replicas_for(ceiling))
+        spec, history.newest_load, max(spec.min_replicas, spec.replicas_for(ceiling))
     )
     counted = tracker.count(spec.overload_budget, sample_time, overloaded, beyond)
     return replace(state, overload=counted), overloaded and beyond

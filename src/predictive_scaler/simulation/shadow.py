@@ -211,7 +211,7 @@ def advance(state: ShadowState | None, spec: ShadowSpec, seen: Observed) -> Shad
     hpa_ready, last_load = state.hpa_ready, state.last_load
     pending, tallies = list(state.pending), state.tallies
     # A sample no earlier evaluation saw (the shadow's first) is charged with this one's.
-    fallback = _reading(seen)
+    this_reading = _reading(seen)
     t = 0
     for index in new:
         time = float(times[index])
@@ -224,7 +224,7 @@ def advance(state: ShadowState | None, spec: ShadowSpec, seen: Observed) -> Shad
         decided = _latest(state.readings, time - step)
         if decided is not None:
             replayed.scale_to(decided.desired, t, spec.startup_steps)
-        served = _latest(state.readings, time) or fallback
+        served = _latest(state.readings, time) or this_reading
         load = float(history.values[index])
         ready = np.array([served.ready, replayed.ready(t), hpa_ready])
         over = overloaded(np.full(3, load), ready, spec.capacity)

@@ -253,7 +253,7 @@ def test_a_failed_usage_read_for_the_scale_in_ranking_still_scales_in() -> None:
         raise MetricsError("Timeout", "Prometheus did not answer within 10 s")
 
     workloads = FakeWorkloads(scale=Scale(6, 6, "app=web"))
-    evaluator = Evaluator(workloads, FakeSource(level=1.0), SETTINGS, scale_in=ranking_fails)
+    evaluator = Evaluator(workloads, FakeSource(level=1.0), SETTINGS, rank_scale_in=ranking_fails)
     evaluation = evaluator.evaluate(REF, spec(), {}, ObjectRuntime(), NOW)
     assert workloads.scaled == [2]
     assert [e.reason for e in evaluation.events if e.type == "Warning"] == ["DeletionCostFailed"]
@@ -268,7 +268,7 @@ def test_the_scale_in_ranking_reads_usage_within_the_evaluations_budget() -> Non
     workloads = FakeWorkloads(scale=Scale(6, 6, "app=web"))
     settings = SETTINGS.model_copy(update={"evaluation_budget": 4.0})
     source = FakeSource(level=1.0, timeout=10.0)
-    evaluator = Evaluator(workloads, source, settings, scale_in=ranking)
+    evaluator = Evaluator(workloads, source, settings, rank_scale_in=ranking)
     evaluator.evaluate(REF, spec(), {}, ObjectRuntime(), NOW)
     assert workloads.scaled == [2]
     assert len(timeouts) == 1
