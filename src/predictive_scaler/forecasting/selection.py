@@ -227,7 +227,7 @@ class _Scoring:
     naive_per_origin: FloatArray = field(init=False)
     failures: list[tuple[str, str]] = field(init=False, default_factory=list)
     unscored: list[str] = field(init=False, default_factory=list)
-    _fits: dict[str, tuple[ForecastModel, FloatArray] | None] = field(
+    _backtests: dict[str, tuple[ForecastModel, FloatArray] | None] = field(
         init=False, default_factory=dict
     )
 
@@ -243,17 +243,17 @@ class _Scoring:
     def per_origin(self, errors: FloatArray) -> FloatArray:
         return weighted_error_per_row(errors, self.scale, self.under_weight)
 
-    def fitted(self, name: str) -> tuple[ForecastModel, FloatArray] | None:
+    def backtested(self, name: str) -> tuple[ForecastModel, FloatArray] | None:
         """The model's template and backtest errors; None (and a failure) when it cannot fit.
 
         None, and left unscored, once the CPU deadline has passed. Each model
         is fitted and backtested once, however often it is asked for.
         """
-        if name not in self._fits:
-            self._fits[name] = self._fit(name)
-        return self._fits[name]
+        if name not in self._backtests:
+            self._backtests[name] = self._backtest(name)
+        return self._backtests[name]
 
-    def _fit(self, name: str) -> tuple[ForecastModel, FloatArray] | None:
+    def _backtest(self, name: str) -> tuple[ForecastModel, FloatArray] | None:
         if name == Naive.name:
             return Naive(), self.naive_errors
         if self.cpu_deadline is not None and time.process_time() > self.cpu_deadline:
@@ -291,7 +291,7 @@ class _Scoring:
 
     def score(self, name: str) -> RankedModel | None:
         """The candidate ranked, or None when it failed to fit or a guard put it out."""
-        outcome = self.fitted(name)
+        outcome = self.backtested(name)
         if outcome is None:
             return None
         template, errors = outcome
@@ -312,24 +312,28 @@ def _pool(scoring: _Scoring, names: Sequence[str]) -> list[RankedModel] | None:
     level shifts). When it fails, the mean of the members that pass the
     guards on their own is tried. Fewer than two members and there is no pool.
     """
-    fitted = {name: outcome for name in names if (outcome := scoring.fitted(name)) is not None}
-    alone = {name: scoring.guarded(name, pair[1]) for name, pair in fitted.items()}
+    backtests = {
+        name: outcome for name in names if (outcome := scoring.backtested(name)) is not None
+    }
+    alone = {name: scoring.guarded(name, pair[1]) for name, pair in backtests.items()}
     in_range = [
-        name for name in fitted if _left_range(scoring.y, fitted[name][1], scoring.origins) == 0
+        name
+        for name in backtests
+        if _left_range(scoring.y, backtests[name][1], scoring.origins) == 0
     ]
-    passing = [name for name in fitted if alone[name] is None]
+    passing = [name for name in backtests if alone[name] is None]
     for members in (in_range, passing) if passing != in_range else (in_range,):
         if len(members) < 2:
             continue
-        errors = np.mean([fitted[name][1] for name in members], axis=0)
-        template = Combination([fitted[name][0] for name in members])
+        errors = np.mean([backtests[name][1] for name in members], axis=0)
+        template = Combination([backtests[name][0] for name in members])
         mean = scoring.ranked(template.name, template, errors)
         if scoring.guarded(template.name, errors) is not None or not (
             mean.wins >= MIN_WINS and mean.score <= scoring.naive_score
         ):
             continue
         scoring.failures.extend((name, why) for name, why in alone.items() if why)
-        return [mean, *(scoring.ranked(name, *fitted[name]) for name in passing)]
+        return [mean, *(scoring.ranked(name, *backtests[name]) for name in passing)]
     return None
 
 
