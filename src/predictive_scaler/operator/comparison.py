@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.kube import Scale
+from predictive_scaler.operator.persisted import previous_shadow
 from predictive_scaler.operator.report import timestamp
 from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
 from predictive_scaler.scaling import Decision, LoadHistory
@@ -19,17 +17,6 @@ from predictive_scaler.simulation.fallback import judge_against_shadow, judged_s
 from predictive_scaler.simulation.shadow import Observed, ShadowState
 from predictive_scaler.simulation.tallies import JUDGED, SIDES, WINDOWS, WindowFigures
 from predictive_scaler.units import format_duration
-
-
-def previous_shadow(status: Mapping[str, Any]) -> ShadowState | None:
-    raw = status.get("shadowState")
-    if not raw:
-        return None
-    try:
-        return ShadowState.from_json(json.loads(raw))
-    except (ValueError, TypeError, ValidationError):
-        # A damaged shadow starts again from the workload as it runs now.
-        return None
 
 
 def _reported_side(dry_run: bool) -> str:

@@ -21,6 +21,7 @@ from predictive_scaler.operator.conditions import (
     lateness_condition,
     merge,
 )
+from predictive_scaler.operator.persisted import pending_scale_status
 from predictive_scaler.operator.report import timestamp
 
 
@@ -75,7 +76,7 @@ def reported(
     )
     full = dict(status or {})
     full.update(
-        pendingScale=None,  # whatever was pending is resolved by now
+        pending_scale_status(None),  # whatever was pending is resolved by now
         observedGeneration=ref.generation,
         lastEvaluationTime=timestamp(now),
         conditions=merged,

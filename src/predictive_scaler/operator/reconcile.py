@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,6 +32,12 @@ from predictive_scaler.operator.evaluation import (
 )
 from predictive_scaler.operator.histories import Deadline, read_histories
 from predictive_scaler.operator.kube import TargetError, Workloads
+from predictive_scaler.operator.persisted import (
+    PendingScale,
+    pending_scale_status,
+    previous_scaling_state,
+    shadow_status,
+)
 from predictive_scaler.operator.report import (
     Published,
     decision_status,
@@ -49,37 +53,6 @@ from predictive_scaler.scaling import Decision, HoldReason, ScalingState, decide
 from predictive_scaler.units import format_duration
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PendingScale:
-    """A scale about to be patched, written to status first: a crash may come in between."""
-
-    previous: int
-    desired: int
-    at: float
-
-    def to_status(self) -> str:
-        return json.dumps({"from": self.previous, "to": self.desired, "at": self.at})
-
-    @classmethod
-    def from_status(cls, status: Mapping[str, Any]) -> PendingScale | None:
-        try:
-            raw = json.loads(status.get("pendingScale") or "null")
-            return None if raw is None else cls(int(raw["from"]), int(raw["to"]), float(raw["at"]))
-        except (ValueError, TypeError, KeyError):
-            return None
-
-
-def _previous_state(status: Mapping[str, Any]) -> ScalingState:
-    raw = status.get("scalingState")
-    if not raw:
-        return ScalingState()
-    try:
-        return ScalingState.from_json(json.loads(raw))
-    except (ValueError, TypeError):
-        # A damaged state only forgets past recommendations; the next decisions rebuild it.
-        return ScalingState()
 
 
 class Evaluator:
@@ -188,7 +161,7 @@ class Evaluator:
         )
         history, long, metrics_error = read.recent, read.long, read.error
         selection = runtime.forecaster(spec.forecast)
-        state = _previous_state(raw_status)
+        state = previous_scaling_state(raw_status)
         pending = PendingScale.from_status(raw_status)
         if pending is not None and scale.replicas == pending.desired:
             # The last process patched and died before recording it: the
@@ -235,7 +208,7 @@ class Evaluator:
         fresh = decision_status(scaling_spec, decision, history, new_state, runtime)
         if shadow is not None:
             dry_run = spec.scaling.mode is Mode.DRY_RUN
-            fresh["shadowState"] = json.dumps(shadow.to_json(), separators=(",", ":"))
+            fresh |= shadow_status(shadow)
             windows = comparison.window_figures(shadow)
             fresh["comparison"] = comparison.comparison_status(shadow, windows, dry_run)
             later.append(
@@ -293,7 +266,7 @@ class Evaluator:
                 # (a usage read that failed included).
                 notes.append(EventNote("Warning", "DeletionCostFailed", f"ranking pods: {error}"))
         intent = PendingScale(current, desired, now)
-        self.kube.patch_status(ref.namespace, ref.name, {"pendingScale": intent.to_status()})
+        self.kube.patch_status(ref.namespace, ref.name, pending_scale_status(intent))
         failpoints.reach("scale:before-patch")
         try:
             self.kube.patch_scale(ref.namespace, target, desired)

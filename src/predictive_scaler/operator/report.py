@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ import numpy as np
 
 from predictive_scaler.forecasting.known_seasons import SeasonKnowledge
 from predictive_scaler.operator import metrics
+from predictive_scaler.operator.persisted import scaling_state_status
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.scaling import (
     Decision,
@@ -54,7 +54,7 @@ def decision_status(
         "currentReplicas": decision.current_replicas,
         "desiredReplicas": decision.desired_replicas,
         "decision": decision.message,
-        "scalingState": json.dumps(state.to_json(), separators=(",", ":")),
+        **scaling_state_status(state),
     }
     if state.last_scale_time is not None:
         status["lastScaleTime"] = timestamp(state.last_scale_time)

@@ -12,13 +12,13 @@ from predictive_scaler.forecasting import Forecast
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.comparison import (
     comparison_status,
-    previous_shadow,
     publish,
     summary,
     window_figures,
     worse_message,
 )
 from predictive_scaler.operator.conditions import Observation, observed
+from predictive_scaler.operator.persisted import previous_shadow
 from predictive_scaler.operator.resource import PredictiveScalerSpec
 from predictive_scaler.scaling import Decision, LoadHistory, ScalingState
 from predictive_scaler.simulation.fallback import steered

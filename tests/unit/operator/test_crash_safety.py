@@ -6,7 +6,7 @@ import pytest
 
 from predictive_scaler.operator import failpoints
 from predictive_scaler.operator.apiclient import resource_of
-from predictive_scaler.operator.reconcile import PendingScale
+from predictive_scaler.operator.persisted import PendingScale
 from predictive_scaler.operator.shard import selector_matcher
 
 
