@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from predictive_scaler.scaling import ScalingState
+from predictive_scaler.scaling import Behavior, ScalingState
 from predictive_scaler.simulation.shadow import ShadowState
 
 SCALING_STATE = "scalingState"
@@ -68,6 +68,19 @@ def previous_scaling_state(status: Mapping[str, Any]) -> ScalingState:
     except (ValueError, TypeError):
         # A damaged state only forgets past recommendations; the next decisions rebuild it.
         return ScalingState()
+
+
+def restored_scaling_state(
+    status: Mapping[str, Any], replicas: int, behavior: Behavior
+) -> ScalingState:
+    """The scaling state the last evaluation left, with the scale it patched and did not live
+    to record (the target holds the pending count): the cool-down starts from that patch,
+    not from now, and not never."""
+    state = previous_scaling_state(status)
+    pending = PendingScale.from_status(status)
+    if pending is not None and replicas == pending.desired:
+        state = state.after_scale(behavior, pending.at, pending.previous, pending.desired)
+    return state
 
 
 def shadow_status(shadow: ShadowState) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,11 +32,11 @@ from predictive_scaler.operator.evaluation import (
     selection_notes,
 )
 from predictive_scaler.operator.histories import Deadline, read_histories
-from predictive_scaler.operator.kube import TargetError, Workloads
+from predictive_scaler.operator.kube import Scale, TargetError, Workloads
 from predictive_scaler.operator.persisted import (
     PendingScale,
     pending_scale_status,
-    previous_scaling_state,
+    restored_scaling_state,
     shadow_status,
 )
 from predictive_scaler.operator.report import (
@@ -49,10 +50,34 @@ from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
 from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource, Refusal
-from predictive_scaler.scaling import Decision, HoldReason, ScalingState, decide, holding
+from predictive_scaler.scaling import (
+    Decision,
+    HoldReason,
+    ScalingSpec,
+    ScalingState,
+    decide,
+    holding,
+)
 from predictive_scaler.units import format_duration
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """An object that is evaluated: its spec, and its target's scale as read now."""
+
+    spec: PredictiveScalerSpec
+    scaling_spec: ScalingSpec
+    scale: Scale
+
+
+@dataclass(frozen=True)
+class NotEvaluated:
+    """Why an object is not evaluated this time: the reason of its Ready=False condition."""
+
+    reason: str
+    message: str
 
 
 class Evaluator:
@@ -127,28 +152,12 @@ class Evaluator:
         operator's loop) sets EvaluationsLate; without it there is none.
         """
         began = time.monotonic()
-        blocked_by = functools.partial(blocked_evaluation, ref, raw_status, now, lateness=lateness)
-        try:
-            spec = PredictiveScalerSpec.from_body(raw_spec)
-            scaling_spec = spec.scaling_spec()
-        except (ValidationError, ValueError) as error:
-            return blocked_by("InvalidSpec", str(error))
-        refusal = self._refusal(ref, spec)
-        if refusal is not None:
-            return blocked_by(refusal.reason, refusal.message)
-        target = spec.scale_target_ref
-        # A DryRun object sets no replicas, so it may watch beside any autoscaler.
-        rival = None
-        if spec.scaling.mode is Mode.AUTO:
-            rival = claims.rival(ref.name, ref.created)
-        if rival is not None:
-            message = f"{rival} already manages {target.describe()}; this object sets no replicas"
-            return blocked_by("ConflictingAutoscaler", message)
-        try:
-            scale = self.kube.read_scale(ref.namespace, target)
-        except TargetError as error:
-            return blocked_by(error.reason, str(error))
-
+        admitted = self._admit(ref, raw_spec, claims)
+        if isinstance(admitted, NotEvaluated):
+            return blocked_evaluation(
+                ref, raw_status, now, admitted.reason, admitted.message, lateness=lateness
+            )
+        spec, scaling_spec, scale = admitted.spec, admitted.scaling_spec, admitted.scale
         deadline = Deadline(self.source, began, self.settings.evaluation_budget)
         read = read_histories(
             deadline,
@@ -161,13 +170,7 @@ class Evaluator:
         )
         history, long, metrics_error = read.recent, read.long, read.error
         selection = runtime.forecaster(spec.forecast)
-        state = previous_scaling_state(raw_status)
-        pending = PendingScale.from_status(raw_status)
-        if pending is not None and scale.replicas == pending.desired:
-            # The last process patched and died before recording it: the
-            # cool-down starts from that patch, not from now, and not never.
-            behavior = scaling_spec.effective_behavior
-            state = state.after_scale(behavior, pending.at, pending.previous, pending.desired)
+        state = restored_scaling_state(raw_status, scale.replicas, scaling_spec.effective_behavior)
         decision = decide(
             scaling_spec,
             history,
@@ -225,6 +228,34 @@ class Evaluator:
             functools.partial(publish, ref.namespace, ref.name, decision, published, runtime)
         )
         return dataclasses.replace(evaluation, publications=tuple(later))
+
+    def _admit(
+        self, ref: ObjectRef, raw_spec: Mapping[str, Any], claims: TargetClaims
+    ) -> Admitted | NotEvaluated:
+        """The object's spec and its target's scale, or why this object is not evaluated:
+        an invalid spec, a load the metric source will not read, another autoscaler on the
+        target, a target that cannot be read."""
+        try:
+            spec = PredictiveScalerSpec.from_body(raw_spec)
+            scaling_spec = spec.scaling_spec()
+        except (ValidationError, ValueError) as error:
+            return NotEvaluated("InvalidSpec", str(error))
+        refusal = self._refusal(ref, spec)
+        if refusal is not None:
+            return NotEvaluated(refusal.reason, refusal.message)
+        target = spec.scale_target_ref
+        # A DryRun object sets no replicas, so it may watch beside any autoscaler.
+        rival = None
+        if spec.scaling.mode is Mode.AUTO:
+            rival = claims.rival(ref.name, ref.created)
+        if rival is not None:
+            message = f"{rival} already manages {target.describe()}; this object sets no replicas"
+            return NotEvaluated("ConflictingAutoscaler", message)
+        try:
+            scale = self.kube.read_scale(ref.namespace, target)
+        except TargetError as error:
+            return NotEvaluated(error.reason, str(error))
+        return Admitted(spec, scaling_spec, scale)
 
     def _refusal(self, ref: ObjectRef, spec: PredictiveScalerSpec) -> Refusal | None:
         """Why the metric source will never read this object's load (scope, cost, kind)."""
