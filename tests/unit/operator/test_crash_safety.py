@@ -6,8 +6,14 @@ import pytest
 
 from predictive_scaler.operator import failpoints
 from predictive_scaler.operator.apiclient import resource_of
-from predictive_scaler.operator.persisted import PendingScale
+from predictive_scaler.operator.persisted import (
+    PendingScale,
+    pending_scale_status,
+    restored_scaling_state,
+    scaling_state_status,
+)
 from predictive_scaler.operator.shard import selector_matcher
+from predictive_scaler.scaling import DEFAULT_BEHAVIOR, ScalingState
 
 
 def test_a_pending_scale_survives_the_round_trip_through_status() -> None:
@@ -20,6 +26,23 @@ def test_a_pending_scale_survives_the_round_trip_through_status() -> None:
 )
 def test_a_missing_or_damaged_pending_scale_reads_as_none(stored: str | None) -> None:
     assert PendingScale.from_status({"pendingScale": stored}) is None
+
+
+def test_a_scale_patched_but_never_recorded_starts_the_cool_down_from_its_patch() -> None:
+    """The last process patched 3 -> 5 and died before its status said so."""
+    earlier = ScalingState(last_scale_time=1699999000.0)
+    status = {
+        **scaling_state_status(earlier),
+        **pending_scale_status(PendingScale(previous=3, desired=5, at=1700000000.5)),
+    }
+
+    landed = restored_scaling_state(status, 5, DEFAULT_BEHAVIOR)
+    not_landed = restored_scaling_state(status, 3, DEFAULT_BEHAVIOR)
+
+    assert landed.last_scale_time == 1700000000.5
+    assert [event.value for event in landed.scale_up_events] == [2]
+    assert not_landed == earlier
+    assert restored_scaling_state({}, 5, DEFAULT_BEHAVIOR) == ScalingState()
 
 
 def test_failpoints_parse_chances_and_refuse_unknown_points() -> None:
