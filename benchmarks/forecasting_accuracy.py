@@ -15,18 +15,16 @@ from statistics import median
 
 import numpy as np
 
+from benchmarks.forecast_jobs import ANCHORS, Outcome, model_jobs
 from benchmarks.forecast_runs import (
-    ANCHORS,
     HORIZON,
     RECENT_SECONDS,
     Histories,
-    Outcome,
     RunSize,
     TraceSpec,
     Workload,
     cold_start,
     histories_at,
-    model_jobs,
     origins_for,
 )
 from benchmarks.report import progress

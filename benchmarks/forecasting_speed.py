@@ -17,17 +17,8 @@ from statistics import median
 import numpy as np
 from statsmodels.tsa.arima.model import ARIMA
 
-from benchmarks.forecast_runs import (
-    HORIZON,
-    Outcome,
-    RunSize,
-    SeriesJob,
-    TraceSpec,
-    Workload,
-    anchor_series_job,
-    library_series_job,
-    spread_origins,
-)
+from benchmarks.forecast_jobs import Outcome, SeriesJob, anchor_series_job, library_series_job
+from benchmarks.forecast_runs import HORIZON, RunSize, TraceSpec, Workload, spread_origins
 from benchmarks.report import progress
 from predictive_scaler.forecasting import MODEL_NAMES, Auto, select_model
 from predictive_scaler.forecasting.forecast import FloatArray

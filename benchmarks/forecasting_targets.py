@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
 
-from benchmarks.forecast_runs import ANCHORS, LEVEL
+from benchmarks.forecast_jobs import ANCHORS
+from benchmarks.forecast_runs import LEVEL
 from benchmarks.forecasting_accuracy import (
     ANCHORS_MEAN,
     GAP_CONFIDENCE,

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from benchmarks.forecast_jobs import stl_jumps
 from benchmarks.forecast_runs import (
     COLD_START_DAYS,
     HORIZON,
@@ -22,7 +23,6 @@ from benchmarks.forecast_runs import (
     origins_for,
     recent_window,
     spread_origins,
-    stl_jumps,
 )
 
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.forecast_runs import Outcome
+from benchmarks.forecast_jobs import Outcome
 from benchmarks.forecasting_accuracy import accuracy_rows, mean_outcome, paired_gap, score
 from benchmarks.forecasting_coverage import WALK_SCORED, walk_standard_error
 from benchmarks.forecasting_targets import Cost
