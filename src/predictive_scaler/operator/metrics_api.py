@@ -17,8 +17,6 @@ a condition. Labels pick an object's pods, as its target's selector does.
 
 from __future__ import annotations
 
-import copy
-import datetime
 import logging
 import math
 import threading
@@ -28,18 +26,15 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 import numpy as np
-import urllib3
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
 from predictive_scaler.forecasting.forecast import FloatArray
-from predictive_scaler.operator.apiclient import CountingApiClient
+from predictive_scaler.operator.metrics_server import Answer, MetricsServerClient, answer_of
 from predictive_scaler.operator.recording import Recorder
-from predictive_scaler.operator.resource import MAX_SYNC_SECONDS, quantity
+from predictive_scaler.operator.resource import MAX_SYNC_SECONDS
 from predictive_scaler.operator.shard import selector_matcher
 from predictive_scaler.operator.sources import (
     CPU,
-    MEMORY,
     LoadSeries,
     MetricsError,
     Refusal,
@@ -49,7 +44,6 @@ from predictive_scaler.refs import PodRef
 
 log = logging.getLogger(__name__)
 
-GROUP, VERSION = "metrics.k8s.io", "v1beta1"
 # metrics-server's default --metric-resolution: a faster poll reads the same answer.
 DEFAULT_POLL_SECONDS = 15.0
 # An object's load that has not been asked for this long is forgotten (a deleted
@@ -85,13 +79,6 @@ class _PodCpu:
     pod: PodRef
 
 
-def _time(item: Mapping[str, Any], default: float) -> float:
-    stamp = item.get("timestamp")
-    if not stamp:
-        return default
-    return datetime.datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
-
-
 def carried_forward(values: FloatArray, slots: int) -> FloatArray:
     """``values`` with each NaN after a finite value filled with it, up to ``slots`` slots on."""
     positions = np.arange(values.size)
@@ -102,31 +89,11 @@ def carried_forward(values: FloatArray, slots: int) -> FloatArray:
     return filled
 
 
-def _pod_usage(item: Mapping[str, Any]) -> dict[str, float]:
-    total = {CPU: 0.0, MEMORY: 0.0}
-    for container in item.get("containers") or []:
-        usage = container.get("usage") or {}
-        for resource in (CPU, MEMORY):
-            if resource in usage:
-                total[resource] += quantity(str(usage[resource]))
-    return total
-
-
-@dataclass(frozen=True)
-class _Answer:
-    """One poll: when it ended, every pod's and node's usage, and each pod's labels."""
-
-    at: float
-    pods: Mapping[PodRef, Mapping[str, float]]
-    labels: Mapping[PodRef, Mapping[str, str]]
-    nodes: Mapping[str, Mapping[str, float]]
-
-
 class MetricsApiSource:
     """The :class:`~predictive_scaler.operator.sources.MetricSource` that reads metrics.k8s.io.
 
-    Its requests go through a client of their own with urllib3's retries off
-    (the next poll is the retry), so a hung API costs one ``timeout``.
+    It polls :class:`MetricsServerClient` and keeps what each answer says on
+    the step grids asked for; reads come from that record.
     """
 
     def __init__(
@@ -139,16 +106,14 @@ class MetricsApiSource:
         background: bool = True,
     ) -> None:
         """``background`` False: no poller thread; whoever calls :meth:`poll` drives it."""
-        configuration = copy.deepcopy(api.configuration)
-        configuration.retries = False
-        self._api: client.ApiClient = CountingApiClient(configuration)
+        self.client = MetricsServerClient(api, timeout)
         self.timeout = timeout
         self.poll_seconds = poll_seconds
         self.clock = clock
         self.recorder = Recorder()
         self._lock = threading.Lock()
         self._loads: dict[_Load, float] = {}  # each asked-for load, and when it was last asked
-        self._answer: _Answer | None = None
+        self._answer: Answer | None = None
         self._failure: MetricsError | None = None
         self._background = background
         self._poller: threading.Thread | None = None
@@ -224,7 +189,7 @@ class MetricsApiSource:
 
     # ---- polling --------------------------------------------------------------
 
-    def _fresh_answer(self) -> _Answer:
+    def _fresh_answer(self) -> Answer:
         """The newest answer, polling first if there is none; MetricsError when it is stale."""
         if self._answer is None and self._background:
             self.poll()
@@ -260,9 +225,9 @@ class MetricsApiSource:
         """Read every pod's and node's usage once and record it (items given: a test's)."""
         now = self.clock()
         try:
-            answer = self._answer_of(
-                self._list("pods") if pods is None else pods,
-                self._list("nodes") if nodes is None else nodes,
+            answer = answer_of(
+                self.client.list("pods") if pods is None else pods,
+                self.client.list("nodes") if nodes is None else nodes,
                 now,
             )
         except MetricsError as error:
@@ -285,7 +250,7 @@ class MetricsApiSource:
         for key in loads:
             self._record_load(key, answer)
 
-    def _record_load(self, key: _Load, answer: _Answer) -> None:
+    def _record_load(self, key: _Load, answer: Answer) -> None:
         """An object's load in ``answer``: its pods' usage summed; nothing if none reported."""
         matches = selector_matcher(key.pod_selector)
         used = [
@@ -295,49 +260,3 @@ class MetricsApiSource:
         ]
         if used:
             self.recorder.add(key, answer.at, sum(used), answer.at)
-
-    @staticmethod
-    def _answer_of(pods: list[dict[str, Any]], nodes: list[dict[str, Any]], now: float) -> _Answer:
-        usage: dict[PodRef, Mapping[str, float]] = {}
-        labels: dict[PodRef, Mapping[str, str]] = {}
-        times = [now]
-        for item in pods:
-            meta = item.get("metadata") or {}
-            pod = PodRef(str(meta.get("namespace", "")), str(meta.get("name", "")))
-            usage[pod] = _pod_usage(item)
-            labels[pod] = dict(meta.get("labels") or {})
-            times.append(_time(item, now))
-        by_node: dict[str, Mapping[str, float]] = {}
-        for item in nodes:
-            name = str((item.get("metadata") or {}).get("name", ""))
-            used = item.get("usage") or {}
-            by_node[name] = {r: quantity(str(used[r])) if r in used else 0.0 for r in (CPU, MEMORY)}
-        # An answer is stamped when its newest pod was measured (never in the future).
-        return _Answer(min(now, max(times[1:], default=now)), usage, labels, by_node)
-
-    def _list(self, plural: str) -> list[dict[str, Any]]:
-        """Every PodMetrics or NodeMetrics; MetricsError when the API does not answer."""
-        custom = client.CustomObjectsApi(self._api)
-        try:
-            answer: Any = custom.list_cluster_custom_object(
-                GROUP, VERSION, plural, _request_timeout=self.timeout
-            )
-        except ApiException as error:
-            unavailable = error.status in (0, 502, 503, 504) or error.status is None
-            raise MetricsError(
-                "Unreachable" if unavailable else "QueryFailed",
-                f"metrics.k8s.io answered {error.status} {error.reason}",
-            ) from error
-        except urllib3.exceptions.HTTPError as error:
-            # urllib3 files a refused connection (NewConnectionError) under its timeouts.
-            timed_out = isinstance(error, urllib3.exceptions.TimeoutError) and not isinstance(
-                error, urllib3.exceptions.NewConnectionError
-            )
-            raise MetricsError(
-                "Timeout" if timed_out else "Unreachable",
-                f"metrics.k8s.io did not answer within {self.timeout:g} s"
-                if timed_out
-                else f"metrics.k8s.io is unreachable: {error}",
-            ) from error
-        items: list[dict[str, Any]] = answer.get("items") or []
-        return items
