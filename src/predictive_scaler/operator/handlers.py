@@ -233,7 +233,7 @@ def _in_shard(labels: kopf.Labels, memo: kopf.Memo, **_: Any) -> bool:
     cancellation_timeout=10.0,
     when=_in_shard,
 )
-async def evaluate(
+async def evaluate_on_schedule(
     *,
     body: kopf.Body,
     meta: kopf.Meta,

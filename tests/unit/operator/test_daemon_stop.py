@@ -29,7 +29,7 @@ pytestmark = pytest.mark.unit
 DEADLINE_SECONDS = 30.0
 # The daemon as kopf calls it: by keyword, with what it declares (kopf types the
 # decorated function as its own protocol, with every keyword kopf passes).
-DAEMON = cast("Callable[..., Coroutine[Any, Any, None]]", handlers.evaluate)
+DAEMON = cast("Callable[..., Coroutine[Any, Any, None]]", handlers.evaluate_on_schedule)
 
 
 async def _poll(what: str, done: Callable[[], bool]) -> None:
