@@ -169,7 +169,7 @@ class Evaluator:
             min_rate_window=self.settings.min_rate_window,
         )
         history, long, metrics_error = read.recent, read.long, read.error
-        selection = runtime.forecaster(spec.forecast)
+        selection = runtime.selection_for(spec.forecast)
         state = restored_scaling_state(raw_status, scale.replicas, scaling_spec.effective_behavior)
         decision = decide(
             scaling_spec,

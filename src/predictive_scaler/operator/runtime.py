@@ -20,7 +20,7 @@ from predictive_scaler.operator.resource import ForecastSettings
 from predictive_scaler.units import parse_duration
 
 
-def _selection_for(
+def _new_selection(
     settings: ForecastSettings, submit: Submit | None, budget_seconds: float
 ) -> ScheduledSelection:
     models = settings.models
@@ -56,9 +56,9 @@ class ObjectRuntime:
         """Whether a selection queued for this object is still awaited by its forecaster."""
         return self.selection is None or self.selection.handover.wants(request)
 
-    def forecaster(self, settings: ForecastSettings) -> ScheduledSelection:
+    def selection_for(self, settings: ForecastSettings) -> ScheduledSelection:
         """The cached selection, rebuilt when the forecast settings changed."""
         if self.selection is None or self.key != settings:
-            selection = _selection_for(settings, self.submit, self.selection_budget)
+            selection = _new_selection(settings, self.submit, self.selection_budget)
             self.selection, self.key = selection, settings
         return self.selection

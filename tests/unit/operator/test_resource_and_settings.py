@@ -125,10 +125,10 @@ def test_cpu_query_matches_the_deployments_pods_by_name_in_its_namespace() -> No
 def test_the_cached_forecaster_is_rebuilt_only_when_forecast_settings_change() -> None:
     runtime = ObjectRuntime()
     spec = PredictiveScalerSpec.from_body(SPEC)
-    first = runtime.forecaster(spec.forecast)
-    assert runtime.forecaster(spec.forecast) is first
+    first = runtime.selection_for(spec.forecast)
+    assert runtime.selection_for(spec.forecast) is first
     several = PredictiveScalerSpec.from_body({**SPEC, "forecast": {"models": ["holt", "ets"]}})
-    rebuilt = runtime.forecaster(several.forecast)
+    rebuilt = runtime.selection_for(several.forecast)
     assert rebuilt is not first
     assert (rebuilt.model, rebuilt.candidates) == ("auto", ("holt", "ets"))
 
