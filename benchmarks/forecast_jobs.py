@@ -62,11 +62,12 @@ def timed(call: Callable[[], Band]) -> Outcome:
     try:
         mean, lower, upper, problem, auto_chose = call()
     except Exception as error:  # noqa: BLE001 - a failing model is a result to report
-        return Outcome(None, None, None, time.process_time() - start, type_and(error))
+        return Outcome(None, None, None, time.process_time() - start, error_text(error))
     return Outcome(mean, lower, upper, time.process_time() - start, problem, auto_chose)
 
 
-def type_and(error: Exception) -> str:
+def error_text(error: Exception) -> str:
+    """The error as the accuracy tables list a failure: its type, a colon, its message."""
     return f"{type(error).__name__}: {error}"
 
 
