@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
-from benchmarks.forecast_jobs import stl_jumps
 from benchmarks.forecast_runs import (
     COLD_START_DAYS,
     HORIZON,
@@ -98,14 +95,6 @@ def test_one_step_scale_skips_pairs_with_an_unobserved_point() -> None:
     observed = np.array([True, True, False, True, True])
     assert one_step_scale(values, observed) == pytest.approx(1.0)
     assert one_step_scale(np.zeros(4), np.ones(4, dtype=np.bool_)) == 1.0
-
-
-def test_stl_jumps_are_a_tenth_of_each_window() -> None:
-    jumps = stl_jumps(1440)
-    assert jumps["seasonal_jump"] == 2
-    trend = math.ceil(1.5 * 1440 / (1 - 1.5 / 11))
-    assert jumps["trend_jump"] == math.ceil((trend + (trend % 2 == 0)) / 10)
-    assert jumps["low_pass_jump"] == 145
 
 
 def test_a_cold_start_keeps_only_a_new_workloads_first_two_weeks() -> None:
