@@ -51,10 +51,10 @@ class Outcome:
 
 Job = Callable[[Histories], Outcome]
 # A forecast's mean, lower and upper bound, what went wrong (if anything) and auto's choice.
-Band = tuple[FloatArray, FloatArray, FloatArray, str, str]
+NotedBand = tuple[FloatArray, FloatArray, FloatArray, str, str]
 
 
-def timed(call: Callable[[], Band]) -> Outcome:
+def timed(call: Callable[[], NotedBand]) -> Outcome:
     """One forecast, timed as a workload's own: an earlier model's order search on the same
     window (``arima`` and ``arima_rbf`` run before ``auto``) is not there to reuse."""
     forget_recent_results()
@@ -71,14 +71,14 @@ def error_text(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def library_band(name: str, train: FloatArray, season: int | None = None) -> Band:
+def library_band(name: str, train: FloatArray, season: int | None = None) -> NotedBand:
     model = make_model(name, season_length=season)
     forecast = model.fit(train).predict(HORIZON, LEVEL)
     problem = model.fallback_reason_ or "; ".join(forecast.notes)
     return forecast.mean, forecast.lower, forecast.upper, problem, ""
 
 
-def seasonal_naive_band(histories: Histories) -> Band:
+def seasonal_naive_band(histories: Histories) -> NotedBand:
     """Seasonal naive reads the value one (shortest detected) season back from the long span;
     with no season found it is naive on the recent window."""
     if not histories.seasons:
@@ -86,7 +86,7 @@ def seasonal_naive_band(histories: Histories) -> Band:
     return library_band("seasonal_naive", histories.span, min(histories.seasons))
 
 
-def auto_band(histories: Histories) -> Band:
+def auto_band(histories: Histories) -> NotedBand:
     """``auto`` as the operator runs it: a fresh ScheduledSelection given both histories."""
     forecaster = ScheduledSelection(Auto.name)
     forecast = forecaster.forecast_series(
@@ -123,7 +123,7 @@ def statsforecast_band(model: Any, train: FloatArray) -> tuple[FloatArray, Float
     return mean, np.clip(np.minimum(lower, mean), 0.0, None), np.maximum(upper, mean)
 
 
-def anchor_band(name: str, histories: Histories) -> Band:
+def anchor_band(name: str, histories: Histories) -> NotedBand:
     """AutoETS, AutoARIMA and AutoTheta on the recent window (season 1: 6 h hold no day);
     MSTL on the long span at the trace's step with the detected seasons."""
     recent = histories.recent.values
@@ -139,11 +139,11 @@ def anchor_band(name: str, histories: Histories) -> Band:
     return (*statsforecast_band(mstl, histories.span), "", "")
 
 
-def recent_band(name: str, histories: Histories) -> Band:
+def recent_band(name: str, histories: Histories) -> NotedBand:
     return library_band(name, histories.recent.values)
 
 
-def job_for(band: Callable[[Histories], Band]) -> Job:
+def job_for(band: Callable[[Histories], NotedBand]) -> Job:
     return lambda histories: timed(lambda: band(histories))
 
 
@@ -166,7 +166,7 @@ SeriesJob = Callable[[FloatArray, int | None], Outcome]
 
 def library_series_job(name: str, selection: ModelSelection | None = None) -> SeriesJob:
     def job(y: FloatArray, season: int | None) -> Outcome:
-        def call() -> Band:
+        def call() -> NotedBand:
             extra = {"selection": selection} if name == Auto.name and selection is not None else {}
             model = make_model(name, season_length=season, **extra)
             forecast = model.fit(y).predict(HORIZON, LEVEL)
