@@ -57,8 +57,8 @@ class SelectionHandover:
     """
 
     def __init__(self, submit: Submit, refresh_seconds: float) -> None:
-        self.submit = submit
-        self.refresh_seconds = refresh_seconds
+        self._submit = submit
+        self._refresh_seconds = refresh_seconds
         self._lock = threading.Lock()
         self._awaited: RefreshRequest | None = None
         # How long the awaited selection was allowed to wait behind others.
@@ -113,7 +113,7 @@ class SelectionHandover:
             self.failure, self.failures_in_a_row, self.retry_at = None, 0, None
             return Landed(request, outcome)
         self.failures_in_a_row += 1
-        wait = min(RETRY_AFTER_SECONDS * 2.0 ** (self.failures_in_a_row - 1), self.refresh_seconds)
+        wait = min(RETRY_AFTER_SECONDS * 2.0 ** (self.failures_in_a_row - 1), self._refresh_seconds)
         self.retry_at = now + wait
         self.failure = (
             f"model selection failed: {outcome!r}; "
@@ -137,7 +137,7 @@ class SelectionHandover:
             # Awaited before it is handed over: its outcome may come back at once.
             self._awaited, self._may_wait = request, may_wait
         try:
-            self.submit(request, partial(self._deliver_for, request), may_wait)
+            self._submit(request, partial(self._deliver_for, request), may_wait)
         except BaseException:
             with self._lock:
                 if self._awaited is request:
