@@ -8,12 +8,15 @@ DURATION = re.compile(r"^(\d+(?:\.\d+)?)(s|m|h|d)?$")
 UNIT_SECONDS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
-def parse_duration(text: str) -> float:
-    """``90``, ``90s``, ``5m``, ``6h``, ``1d`` -> seconds; ValueError unless positive."""
+def parse_duration(text: str, *, allow_zero: bool = False) -> float:
+    """``90``, ``90s``, ``5m``, ``6h``, ``1d`` -> seconds; ValueError unless positive (or
+    zero, with ``allow_zero``, however many zeros it is written with: 0s, 00m)."""
     match = DURATION.match(text.strip())
-    if match is None or float(match.group(1)) <= 0:
-        raise ValueError(f"want a positive duration such as 90s, 5m, 6h or 1d, got {text!r}")
-    return float(match.group(1)) * UNIT_SECONDS[match.group(2)]
+    seconds = None if match is None else float(match.group(1)) * UNIT_SECONDS[match.group(2)]
+    if seconds is None or (seconds == 0 and not allow_zero):
+        wanted = "a duration" if allow_zero else "a positive duration"
+        raise ValueError(f"want {wanted} such as 90s, 5m, 6h or 1d, got {text!r}")
+    return seconds
 
 
 def format_duration(seconds: float) -> str:

@@ -9,6 +9,7 @@ before a schema change, or an object applied with validation off).
 
 from __future__ import annotations
 
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -70,6 +71,9 @@ class MetricSpec(ApiModel):
 
     @model_validator(mode="after")
     def _one_sizing(self) -> MetricSpec:
+        # The CRD refuses both and neither; re-checked for objects stored before it did.
+        if (self.resource is None) == (self.query is None):
+            raise ValueError("set exactly one of metric.resource and metric.query")
         if (self.target_per_replica is None) == (self.capacity_per_replica is None):
             raise ValueError(
                 "set exactly one of metric.targetPerReplica and metric.capacityPerReplica"
@@ -83,9 +87,21 @@ class MetricSpec(ApiModel):
         return None if self.capacity_per_replica is None else quantity(self.capacity_per_replica)
 
 
+# A Kubernetes quantity holds no more than 2^63 - 1 and no finer than a nano: the API server
+# caps larger values and rounds finer positive ones up to 1n (resource.Quantity), so a
+# quantity it accepted, such as 1e400 or 1e-400, is read here as the number it stores
+# instead of as inf or 0.
+QUANTITY_MAX = Decimal(2**63 - 1)
+QUANTITY_MIN_POSITIVE = Decimal("1e-9")
+
+
 def quantity(text: str) -> float:
     """A Kubernetes quantity ("500m", "2", "512Mi") as a number; ValueError when malformed."""
-    return float(parse_quantity(text))  # type: ignore[no-untyped-call]
+    value: Decimal = parse_quantity(text)  # type: ignore[no-untyped-call]
+    if not value.is_finite():
+        raise ValueError(f"want a quantity such as 500m, 2 or 512Mi, got {text!r}")
+    magnitude = min(max(abs(value), QUANTITY_MIN_POSITIVE), QUANTITY_MAX) if value else value
+    return float(magnitude.copy_sign(value))
 
 
 def _duration(value: str | None) -> str | None:
@@ -261,14 +277,13 @@ class ScalingSettings(ApiModel):
     @field_validator("lead_time")
     @classmethod
     def _lead_time(cls, value: str) -> str:
-        # Zero is allowed here (pods that serve at once); parse_duration wants > 0.
-        if value.rstrip("smh") != "0":
-            parse_duration(value)
+        # Zero is allowed here (pods that serve at once), written as the CRD lets it be: 0s, 00m.
+        parse_duration(value, allow_zero=True)
         return value
 
     @property
     def lead_time_seconds(self) -> float:
-        return 0.0 if self.lead_time.rstrip("smh") == "0" else parse_duration(self.lead_time)
+        return parse_duration(self.lead_time, allow_zero=True)
 
 
 class ComparisonSettings(ApiModel):

@@ -64,6 +64,41 @@ def test_sizing_fields_the_api_server_would_refuse_are_refused_here_too(
         PredictiveScalerSpec.from_body(body)
 
 
+@pytest.mark.parametrize("metric", [{"resource": "cpu", "query": "up"}, {}])
+def test_a_metric_needs_exactly_one_of_resource_and_query_as_the_crd_says(
+    metric: dict[str, str],
+) -> None:
+    body = {**SPEC, "metric": {**metric, "targetPerReplica": "1"}}
+    with pytest.raises(ValueError, match=r"exactly one of metric\.resource and metric\.query"):
+        PredictiveScalerSpec.from_body(body)
+
+
+@pytest.mark.parametrize("lead_time", ["0s", "00s", "000m", "0h"])
+def test_a_zero_lead_time_is_zero_however_many_zeros_the_crd_lets_it_have(lead_time: str) -> None:
+    spec = PredictiveScalerSpec.from_body({**SPEC, "scaling": {"leadTime": lead_time}})
+    assert spec.scaling_spec().lead_time_seconds == 0
+
+
+@pytest.mark.parametrize(
+    ("written", "stored"),
+    [("1e400", float(2**63 - 1)), ("1e-400", 1e-9), ("1n", 1e-9), ("500m", 0.5)],
+)
+def test_a_quantity_the_api_server_accepts_is_read_as_the_value_it_stores(
+    written: str, stored: float
+) -> None:
+    # Kubernetes caps a quantity at 2^63 - 1 and rounds finer positive ones up to 1n:
+    # read as a float, 1e400 was inf and 1e-400 was 0, and the object was refused.
+    body = {**SPEC, "metric": {"resource": "cpu", "capacityPerReplica": written}}
+    scaling = PredictiveScalerSpec.from_body(body).scaling_spec()
+    assert scaling.per_replica == pytest.approx(stored)
+
+
+def test_a_quantity_that_is_not_a_number_is_refused() -> None:
+    body = {**SPEC, "metric": {"resource": "cpu", "targetPerReplica": "Infinity"}}
+    with pytest.raises(ValueError, match="a quantity such as 500m"):
+        PredictiveScalerSpec.from_body(body)
+
+
 def test_min_above_max_is_refused_even_if_the_api_server_let_it_in() -> None:
     with pytest.raises(ValueError, match="minReplicas"):
         PredictiveScalerSpec.from_body({**SPEC, "minReplicas": 9}).scaling_spec()
