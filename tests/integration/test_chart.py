@@ -105,6 +105,10 @@ def test_each_dashboard_ships_verbatim_as_a_configmap_for_grafanas_sidecar(
         ("selectionWorkers=two", "/selectionWorkers'"),
         ("selectionBudget=off", "/selectionBudget': 'off' does not match pattern"),
         ("forecastWorkers=2", "additional properties 'forecastWorkers' not allowed"),
+        # What the operator would refuse at start-up, refused before anything is installed.
+        ("leaderElection.renewDeadline=15", "leaseDuration > renewDeadline > 1.2 x retryPeriod"),
+        ("rebalance.budget=1001", "/rebalance/budget': maximum: got 1,001, want 1,000"),
+        ("rebalance.weights.cpu=0,rebalance.weights.memory=0", "/rebalance/weights"),
     ],
 )
 def test_wrong_values_fail_at_install_time_with_a_clear_message(
