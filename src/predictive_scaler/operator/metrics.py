@@ -123,6 +123,11 @@ SELECTION_CPU_SECONDS = Histogram(
     "CPU time one model selection (and its fit) took in a selection worker",
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )
+SELECTION_WORKERS_MEMORY = Gauge(
+    "predictive_scaler_selection_workers_resident_memory_bytes",
+    "Resident memory of the model-selection worker processes together "
+    "(process_resident_memory_bytes is the operator's main process alone)",
+)
 SELECTIONS_OVER_BUDGET = Counter(
     "predictive_scaler_selections_over_budget",
     "Selections stopped by their CPU budget, which kept the best model scored so far",

@@ -19,8 +19,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 
+from prometheus_client import ProcessCollector
+
 from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_model
 from predictive_scaler.forecasting.refresh_job import DEFAULT_SELECTION_BUDGET_SECONDS
+from predictive_scaler.operator.metrics import SELECTION_WORKERS_MEMORY
 from predictive_scaler.units import format_duration
 
 # Selections yield the CPU to the operator's own process: an evaluation late by
@@ -63,6 +66,18 @@ def _prepare_worker(operator: int) -> None:
     ).start()
 
 
+def _resident_bytes(pid: int) -> float:
+    # The reading prometheus_client makes of the operator's own /proc entry, made of a
+    # worker's; nothing where there is no /proc or the worker has just gone.
+    collector = ProcessCollector(pid=lambda: pid, registry=None)
+    return sum(
+        sample.value
+        for family in collector.collect()
+        for sample in family.samples
+        if sample.name == "process_resident_memory_bytes"
+    )
+
+
 class SelectionWorkers:
     """A process pool that replaces itself when a worker dies (an OOM kill, a segfault)."""
 
@@ -78,6 +93,7 @@ class SelectionWorkers:
         self.stuck_after = STUCK_AFTER_BUDGETS * budget_seconds
         self.work = work
         self._pool = self._start()
+        SELECTION_WORKERS_MEMORY.set_function(self.resident_memory_bytes)
 
     def _start(self) -> concurrent.futures.ProcessPoolExecutor:
         # spawn, not fork: the operator's threads (kopf, the Lease, the
@@ -117,6 +133,11 @@ class SelectionWorkers:
             logging.getLogger(__name__).warning(why)
             self._pool = self._start()
             pool.shutdown(wait=False, cancel_futures=True)
+
+    def resident_memory_bytes(self) -> float:
+        """The live workers' resident memory together, read when Prometheus scrapes."""
+        processes = list((self._pool._processes or {}).values())
+        return sum(_resident_bytes(process.pid) for process in processes if process.pid)
 
     def shutdown(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

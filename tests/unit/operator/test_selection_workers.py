@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from prometheus_client import REGISTRY
 
 from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_model
 from predictive_scaler.operator.selection_workers import (
@@ -69,6 +70,27 @@ def test_a_worker_selects_in_another_process() -> None:
 
     assert selected_at == 1e6
     assert model in {"naive", "holt", "auto"}
+
+
+def test_the_workers_memory_is_exported_beside_the_operators_own() -> None:
+    # process_resident_memory_bytes reads the operator's process alone; a worker holds
+    # statsmodels, numpy and scikit-learn, so its memory is most of the operator's.
+    async def memory_with_a_worker() -> tuple[float, float]:
+        workers = SelectionWorkers(1)
+        try:
+            await workers.select(FINE)
+            exported = REGISTRY.get_sample_value(
+                "predictive_scaler_selection_workers_resident_memory_bytes"
+            )
+            assert exported is not None
+            return workers.resident_memory_bytes(), exported
+        finally:
+            workers.shutdown()
+
+    measured, exported = asyncio.run(memory_with_a_worker())
+
+    assert measured > 20 * 2**20, "a worker that imported the forecasting library"
+    assert exported > 20 * 2**20
 
 
 def test_workers_leave_when_their_operator_is_killed() -> None:
