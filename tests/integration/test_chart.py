@@ -61,6 +61,28 @@ def test_rendered_objects_pass_server_side_validation(
     }
 
 
+def test_the_service_monitor_carries_the_labels_a_prometheus_selects_by(
+    local_cluster: local.LocalCluster,
+) -> None:
+    rendered = helm(
+        local_cluster,
+        "template", "ops", str(CHART),
+        "--kube-version", KUBE_VERSION,
+        "--set", "metrics.serviceMonitor.enabled=true",
+        "--set", "metrics.serviceMonitor.labels.release=monitoring",
+    )  # fmt: skip
+    assert rendered.returncode == 0, rendered.stderr
+    (monitor,) = (
+        document
+        for document in yaml.safe_load_all(rendered.stdout)
+        if document and document["kind"] == "ServiceMonitor"
+    )
+    assert monitor["metadata"]["labels"]["release"] == "monitoring"
+    assert monitor["metadata"]["labels"]["app.kubernetes.io/name"] == "predictive-scaler"
+    # The Service is still selected by the chart's own labels, not the extra ones.
+    assert "release" not in monitor["spec"]["selector"]["matchLabels"]
+
+
 def test_each_dashboard_ships_verbatim_as_a_configmap_for_grafanas_sidecar(
     local_cluster: local.LocalCluster,
 ) -> None:
