@@ -169,6 +169,11 @@ HISTORY_POINTS_READ = Counter(
 QUERY_FAILURES = Counter(
     "predictive_scaler_prometheus_query_failures", "Failed Prometheus queries", ("reason",)
 )
+METRICS_API_FAILURES = Counter(
+    "predictive_scaler_metrics_api_failures",
+    "Failed requests to metrics.k8s.io (with the metrics-api source)",
+    ("reason",),
+)
 
 NODE_SCORE = Gauge(
     "predictive_scaler_node_score",
@@ -212,6 +217,9 @@ for _loop in LOOPS:
     RECONCILE_ERRORS.labels(_loop)
 for _reason in QUERY_FAILURE_REASONS:
     QUERY_FAILURES.labels(_reason)
+METRICS_API_FAILURE_REASONS = ("Unreachable", "Timeout", "QueryFailed")
+for _reason in METRICS_API_FAILURE_REASONS:
+    METRICS_API_FAILURES.labels(_reason)
 for _lane in LANES:
     QUEUED.labels(_lane)
     QUEUE_WAIT.labels(_lane)

@@ -17,6 +17,7 @@ import urllib3
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from predictive_scaler.operator import metrics
 from predictive_scaler.operator.apiclient import CountingApiClient
 from predictive_scaler.operator.resource import quantity
 from predictive_scaler.operator.sources import CPU, MEMORY, MetricsError
@@ -90,7 +91,7 @@ class MetricsServerClient:
             )
         except ApiException as error:
             unavailable = error.status in (0, 502, 503, 504) or error.status is None
-            raise MetricsError(
+            raise _failed(
                 "Unreachable" if unavailable else "QueryFailed",
                 f"metrics.k8s.io answered {error.status} {error.reason}",
             ) from error
@@ -99,7 +100,7 @@ class MetricsServerClient:
             timed_out = isinstance(error, urllib3.exceptions.TimeoutError) and not isinstance(
                 error, urllib3.exceptions.NewConnectionError
             )
-            raise MetricsError(
+            raise _failed(
                 "Timeout" if timed_out else "Unreachable",
                 f"metrics.k8s.io did not answer within {self.timeout:g} s"
                 if timed_out
@@ -107,3 +108,8 @@ class MetricsServerClient:
             ) from error
         items: list[dict[str, Any]] = answer.get("items") or []
         return items
+
+
+def _failed(reason: str, message: str) -> MetricsError:
+    metrics.METRICS_API_FAILURES.labels(reason).inc()
+    return MetricsError(reason, message)
