@@ -159,9 +159,10 @@ class Evaluator:
             )
         spec, scaling_spec, scale = admitted.spec, admitted.scaling_spec, admitted.scale
         deadline = Deadline(self.source, began, self.settings.evaluation_budget)
+        series = self._load(ref.namespace, spec, scale.selector)
         read = read_histories(
             deadline,
-            self._load(ref.namespace, spec, scale.selector),
+            series,
             spec.forecast,
             spec.metric.resource,
             (runtime.recent, runtime.long),
@@ -169,7 +170,7 @@ class Evaluator:
             min_rate_window=self.settings.min_rate_window,
         )
         history, long, metrics_error = read.recent, read.long, read.error
-        selection = runtime.selection_for(spec.forecast)
+        selection = runtime.selection_for(spec.forecast, series)
         state = restored_scaling_state(raw_status, scale.replicas, scaling_spec.effective_behavior)
         decision = decide(
             scaling_spec,

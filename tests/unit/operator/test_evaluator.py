@@ -371,3 +371,31 @@ def test_a_cycle_in_the_recent_window_is_in_the_status() -> None:
     # Without it, nothing is said.
     calm = evaluate(FakeWorkloads(), FakeSource(level=2.0), body).status["forecast"]
     assert "cycle" not in calm
+
+
+@dataclass
+class RequestsOrCores(FakeSource):
+    """About 200 requests a second for a query, about one core for the CPU shorthand."""
+
+    def samples(self, series: LoadSeries, *, step: float, start: float, end: float) -> FloatArray:
+        self.level = 200.0 if series.query else 1.0
+        return super().samples(series, step=step, start=start, end=end)
+
+
+def test_a_changed_metric_is_forecast_afresh_not_with_the_old_metrics_model() -> None:
+    workloads, source = FakeWorkloads(), RequestsOrCores()
+    evaluator = Evaluator(workloads, source, SETTINGS)
+    runtime = ObjectRuntime()
+    forecast = {"models": ["holt"], "history": "10m", "step": "1m", "refresh": "1h"}
+    requests = {"query": 'sum(rate(http_requests_total{namespace="shop"}[2m]))'}
+    by_requests = spec(metric={**requests, "targetPerReplica": "100"}, forecast=forecast)
+    by_cores = spec(metric={"resource": "cpu", "targetPerReplica": "500m"}, forecast=forecast)
+
+    before = evaluator.evaluate(REF, by_requests, {}, runtime, NOW)
+    assert before.status["forecast"]["value"] == pytest.approx(200.0, rel=0.05)
+    switched = evaluator.evaluate(REF, by_cores, {}, runtime, NOW + 60)
+
+    # The requests' model, kept until its refresh an hour later, forecast 200 "cores"
+    # and asked for 400 replicas of 500m.
+    assert switched.status["forecast"]["value"] == pytest.approx(1.0, rel=0.05)
+    assert workloads.scaled == [], "one core at 500m a replica is the 2 it runs"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from predictive_scaler.operator.prometheus import resource_query
 from predictive_scaler.operator.resource import PredictiveScalerSpec
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, SettingsError
+from predictive_scaler.operator.sources import LoadSeries
 
 SPEC = {
     "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web.v2"},
@@ -157,15 +159,20 @@ def test_cpu_query_matches_the_deployments_pods_by_name_in_its_namespace() -> No
     )
 
 
-def test_the_cached_forecaster_is_rebuilt_only_when_forecast_settings_change() -> None:
+def test_the_cached_forecaster_is_rebuilt_when_forecast_settings_or_the_series_change() -> None:
     runtime = ObjectRuntime()
     spec = PredictiveScalerSpec.from_body(SPEC)
-    first = runtime.selection_for(spec.forecast)
-    assert runtime.selection_for(spec.forecast) is first
+    series = LoadSeries.of("shop", spec.scale_target_ref, spec.metric, "app=web", 120.0)
+    first = runtime.selection_for(spec.forecast, series)
+    assert runtime.selection_for(spec.forecast, series) is first
+    # The same workload's pods under another selector are the same series.
+    assert runtime.selection_for(spec.forecast, replace(series, pod_selector="app=w")) is first
     several = PredictiveScalerSpec.from_body({**SPEC, "forecast": {"models": ["holt", "ets"]}})
-    rebuilt = runtime.selection_for(several.forecast)
+    rebuilt = runtime.selection_for(several.forecast, series)
     assert rebuilt is not first
     assert (rebuilt.model, rebuilt.candidates) == ("auto", ("holt", "ets"))
+    memory = replace(series, resource="memory")
+    assert runtime.selection_for(several.forecast, memory) is not rebuilt
 
 
 def test_settings_name_every_bad_variable() -> None:
