@@ -75,11 +75,24 @@ class TimedSeries:
 
     @property
     def observed_seconds(self) -> float:
-        """How much time the history spans from its first to its last real sample."""
-        finite = np.flatnonzero(np.isfinite(self.values))
+        """How far back from its newest real sample the history really reaches.
+
+        The longest stretch ending at the newest real sample of which at least
+        half the samples are real (the share the recent window needs before it
+        is forecast): a stray sample days before the rest (an old pod of the
+        same name, a brief scrape) adds no days a season could be learnt from,
+        while an outage of a few hours within two weeks still counts as spanned.
+        """
+        observed = np.isfinite(self.values)
+        finite = np.flatnonzero(observed)
         if finite.size == 0:
             return 0.0
-        return float(finite[-1] - finite[0] + 1) * self.step_seconds
+        newest = int(finite[-1])
+        # Real samples from each index to the newest, over the samples in that stretch.
+        real_after = np.cumsum(observed[: newest + 1][::-1])[::-1]
+        stretch = newest + 1 - np.arange(newest + 1)
+        reaching = np.flatnonzero(observed[: newest + 1] & (2 * real_after >= stretch))
+        return float(newest - reaching[0] + 1) * self.step_seconds
 
 
 @dataclass(frozen=True)

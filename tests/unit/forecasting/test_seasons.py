@@ -74,6 +74,26 @@ def test_fewer_than_two_cycles_find_nothing_and_say_how_many_there_are() -> None
     assert history_needed(DAY) == 2 * DAY
 
 
+def test_a_stray_sample_days_before_the_rest_adds_no_cycles() -> None:
+    # An old pod of the same name, or one brief scrape, 11 days before 46 h of load: the
+    # history reaches back 46 h, not 11 days, so the daily season is not yet tested.
+    load = np.full(TWO_WEEKS, np.nan)
+    recent = daily_load(0, points=int(46 * 3600 / STEP))
+    load[-recent.size :] = recent
+    load[-int(11 * DAY / STEP)] = 10.0
+    history = timed(load)
+    assert history.observed_seconds == pytest.approx(recent.size * STEP)
+    day, _ = find_seasons(history)
+    assert not day.present
+    assert day.cycles == pytest.approx(46 / 24, abs=0.01)
+
+
+def test_an_outage_within_the_history_still_counts_as_spanned() -> None:
+    load = daily_load(0)
+    load[1000:2000] = np.nan  # 83 h unscraped in two weeks
+    assert timed(load).observed_seconds == pytest.approx(load.size * STEP)
+
+
 def test_the_profile_lines_up_with_the_clock_at_any_step() -> None:
     start = 3 * DAY + 7 * STEP  # the window does not begin at phase zero
     t = start + np.arange(TWO_WEEKS) * STEP
