@@ -110,16 +110,20 @@ class SeasonalProfile:
     """Seasonal deviations from the level, per phase of each season, in the series' clock.
 
     ``components[i]`` holds one value per ``step_seconds`` of ``periods[i]``;
-    phase 0 is time 0. :meth:`along` sums them at any times, interpolating
-    between phases, so a profile learnt at 5 minutes serves a 1-minute window.
+    phase 0 is time ``offset_seconds``: where the learnt samples lay within
+    their step (a rate over a long step, placed like the recent window's, sits
+    minutes off the step's grid). :meth:`along` sums them at any times,
+    interpolating between phases, so a profile learnt at 5 minutes serves a
+    1-minute window.
     """
 
     periods: tuple[float, ...]
     step_seconds: float
     components: tuple[FloatArray, ...]
+    offset_seconds: float = 0.0
 
     def along(self, times: ArrayLike) -> FloatArray:
-        at = np.asarray(times, dtype=np.float64)
+        at = np.asarray(times, dtype=np.float64) - self.offset_seconds
         total = np.zeros(at.shape)
         for period, component in zip(self.periods, self.components, strict=True):
             phases = np.arange(component.size + 1) * self.step_seconds
@@ -278,7 +282,8 @@ def learn_profile(history: TimedSeries, periods: Sequence[float]) -> SeasonalPro
     clipped = winsorised(values)
     remainder = clipped - _centred_mean(clipped, round(usable[0] / step))
     steps = np.arange(values.size)
-    absolute = np.round(history.start_time / step).astype(np.int64) + steps
+    first = round(history.start_time / step)
+    absolute = first + steps
     components: list[FloatArray] = []
     for rank, period_seconds in enumerate(usable):
         size = round(period_seconds / step)
@@ -288,7 +293,9 @@ def learn_profile(history: TimedSeries, periods: Sequence[float]) -> SeasonalPro
         component = component - component.mean()
         remainder = remainder - component[absolute % size]
         components.append(np.asarray(component, dtype=np.float64))
-    return SeasonalProfile(tuple(usable), step, tuple(components))
+    return SeasonalProfile(
+        tuple(usable), step, tuple(components), history.start_time - first * step
+    )
 
 
 def history_needed(period_seconds: float) -> float:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -104,6 +106,23 @@ def test_the_profile_lines_up_with_the_clock_at_any_step() -> None:
     minutes = t[-1] + 60.0 * np.arange(1, 600)
     expected = 5 * np.sin(2 * np.pi * minutes / DAY)
     np.testing.assert_allclose(profile.along(minutes), expected, atol=0.25)
+
+
+@pytest.mark.parametrize("lag", [60.0, 120.0, -140.0])
+def test_samples_placed_off_the_steps_grid_keep_their_place_in_the_profile(lag: float) -> None:
+    # The operator places a rate over a 5-minute step where the recent window's rates
+    # lie, minutes off the grid; rounding that back onto the grid ran the day late.
+    start = 3 * DAY - lag
+    t = start + np.arange(TWO_WEEKS) * STEP
+    load = 10 + np.clip(20 * np.sin(2 * np.pi * t / DAY), -5, 5)  # steep ramps, flat tops
+    profile = learn_profile(TimedSeries(load, STEP, t[-1]), [DAY])
+    assert profile is not None
+    assert profile.offset_seconds == pytest.approx(-lag)
+    at = t[-1] - DAY + np.arange(0, DAY, 60.0)
+    truth = np.clip(20 * np.sin(2 * np.pi * at / DAY), -5, 5)
+    error = np.abs(profile.along(at) - truth)
+    on_the_grid = np.abs(replace(profile, offset_seconds=0.0).along(at) - truth)
+    assert error.mean() < 0.2 * on_the_grid.mean()
 
 
 def test_a_profile_needs_usable_values() -> None:
