@@ -82,6 +82,27 @@ def read_trace(path: str | Path, column: str, where: Mapping[str, str] | None = 
     would run time backwards, or count one step twice).
     """
     where = dict(where or {})
+    try:
+        return _read_trace(path, column, where)
+    except (EOFError, csv.Error, UnicodeDecodeError, gzip.BadGzipFile) as error:
+        # What a file that is not a trace (cut short, binary, not gzip) raises while read.
+        raise ValueError(f"{path}: not a readable trace: {_unreadable(error)}") from error
+
+
+def _unreadable(error: Exception) -> str:
+    if isinstance(error, EOFError):
+        return "the compressed file ends early (cut short?)"
+    if isinstance(error, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {error.object[error.start]:#04x} at {error.start})"
+    return str(error)
+
+
+def _cell(row: list[str], index: int) -> str:
+    """The row's cell at ``index``; a row cut short has an empty one there."""
+    return row[index] if index < len(row) else ""
+
+
+def _read_trace(path: str | Path, column: str, where: dict[str, str]) -> Trace:
     with open_trace(path) as handle:
         rows = csv.reader(_data_lines(handle))
         header = next(rows, None)
@@ -99,8 +120,8 @@ def read_trace(path: str | Path, column: str, where: Mapping[str, str] | None = 
         # else is the wrong column.
         numbers, unreadable = 0, None
         for row in rows:
-            if all(row[index] == wanted for index, wanted in filters):
-                cell = row[value_index].strip() if value_index < len(row) else ""
+            if all(_cell(row, index) == wanted for index, wanted in filters):
+                cell = _cell(row, value_index).strip()
                 value = _parsed(cell)
                 values.append(math.nan if value is None else value)
                 if value is not None:
@@ -108,9 +129,10 @@ def read_trace(path: str | Path, column: str, where: Mapping[str, str] | None = 
                 elif cell and unreadable is None:
                     unreadable = cell
                 if time_index is not None:
-                    times.append(_number(row[time_index]))
+                    times.append(_number(_cell(row, time_index)))
     if not values:
-        raise ValueError(f"{path}: no rows match {where}" if where else f"{path}: no data rows")
+        matching = ", ".join(f"{name}={wanted}" for name, wanted in where.items())
+        raise ValueError(f"{path}: no rows match {matching}" if where else f"{path}: no data rows")
     if not numbers and unreadable is not None:
         raise ValueError(f"{path}: column {column!r} holds no numbers (first cell {unreadable!r})")
     infinite = np.flatnonzero(np.isinf(np.asarray(values, dtype=np.float64)))

@@ -71,6 +71,7 @@ def test_what_the_input_hygiene_changed_is_a_note(
         (["--trace", "x.csv"], "--column is required"),
         (["--column", "nope"], "no column 'nope'"),
         (["--level", "1.5"], "--level must lie in (0, 1)"),
+        (["--horizon", "100000000"], "--horizon must be at most 10,000 steps"),
     ],
 )
 def test_bad_input_is_a_clear_error_and_exit_code_2(
@@ -90,3 +91,10 @@ def test_the_console_script_runs_as_a_module() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["model"] == "gm11"
+
+
+def test_a_flag_that_wants_a_count_says_so_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["forecast", "--history", "5m"])
+    assert exit_info.value.code == 2
+    assert "argument --history: want a whole number, got '5m'" in capsys.readouterr().err

@@ -198,6 +198,11 @@ def test_follow_hpa_is_replayed_and_reported(capsys: pytest.CaptureFixture[str])
         (["--trace", "missing.csv", "--column", "x"], "missing.csv"),
         (["--column", "no_such_column"], "no column 'no_such_column'"),
         (["--steps", "100"], "the backtest needs more than 360"),
+        (["--step", "nan"], "--step must be a number of seconds > 0, got nan"),
+        (["--step", "inf"], "--step must be a number of seconds > 0, got inf"),
+        # Refused before the replay, not after it, with the flag named.
+        (["--plot", "replay.txt"], "--plot replay.txt: want a file ending in"),
+        (["--plot", "no/such/folder/replay.png"], "no/such/folder is not a folder"),
     ],
 )
 def test_bad_input_exits_2_naming_the_problem(
@@ -212,3 +217,14 @@ def test_an_unparsable_history_is_refused_by_argparse(capsys: pytest.CaptureFixt
         main(["backtest", "--history", "six hours"])
     assert exit_info.value.code == 2
     assert "positive duration" in capsys.readouterr().err
+
+
+def test_ctrl_c_during_a_replay_ends_without_a_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("predictive_scaler.cli.backtest.run_backtest", interrupted)
+    assert main(["backtest", "--steps", "600"]) == 130
+    assert capsys.readouterr().err == "predictive-scaler backtest: interrupted\n"

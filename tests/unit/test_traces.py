@@ -44,7 +44,7 @@ def test_rows_can_be_selected_by_another_column(tmp_path: Path) -> None:
     [
         ("nope", None, "no column 'nope'; columns are vm, t_seconds, cpu"),
         ("cpu", {"host": "a"}, "no column 'host'"),
-        ("cpu", {"vm": "zz"}, "no rows match"),
+        ("cpu", {"vm": "zz"}, "no rows match vm=zz$"),
     ],
 )
 def test_errors_name_what_is_wrong(
@@ -117,3 +117,28 @@ def test_a_trace_that_cannot_be_replayed_says_why(
 def test_unreadable_cells_among_numbers_are_missing_samples(tmp_path: Path) -> None:
     trace = read_trace(write(tmp_path, "t_seconds,load\n0,1\n60,n/a\n120,3\n"), "load")
     np.testing.assert_array_equal(np.isnan(trace.values), [False, True, False])
+
+
+def test_a_row_cut_short_is_a_missing_sample_not_a_crash(tmp_path: Path) -> None:
+    trace = read_trace(
+        write(tmp_path, "vm,t_seconds,load\na,0,1\na\na,120,3\n"), "load", {"vm": "a"}
+    )
+    np.testing.assert_array_equal(np.isnan(trace.values), [False, True, False])
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("cut.csv.gz", gzip.compress(b"t_seconds,load\n" + b"0,1\n" * 500)[:-20], "ends early"),
+        ("plain.csv.gz", b"t_seconds,load\n0,1\n", "Not a gzipped file"),
+        ("binary.csv", b"t_seconds,load\n0,\x80\x81\n", "not UTF-8 text \\(byte 0x80"),
+        ("huge.csv", b't_seconds,load\n0,"' + b"9" * 200_000 + b'"\n', "field larger than"),
+    ],
+)
+def test_a_file_that_is_not_a_trace_is_named_with_why(
+    tmp_path: Path, name: str, content: bytes, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=f"{name}: not a readable trace: .*{message}"):
+        read_trace(path, "load")

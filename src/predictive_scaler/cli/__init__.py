@@ -45,6 +45,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError, argparse.ArgumentTypeError) as error:
         print(f"predictive-scaler {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        # Ctrl-C on a long backtest: nothing half-written to report, and no traceback.
+        print(f"predictive-scaler {args.command}: interrupted", file=sys.stderr)
+        return 130
     print(report.model_dump_json(indent=2) if args.json else args.render(report))
     return 0
 

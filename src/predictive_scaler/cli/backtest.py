@@ -124,12 +124,12 @@ def run(args: argparse.Namespace) -> BacktestReport:
         raise ValueError(f"--target must lie in (0, 1], got {args.target}")
     if not 0.0 < args.interval < 1.0:
         raise ValueError(f"--interval must lie in (0, 1), got {args.interval}")
-    if args.step is not None and args.step <= 0:
-        raise ValueError(f"--step must be > 0, got {args.step}")
+    if args.step is not None and not (math.isfinite(args.step) and args.step > 0):
+        raise ValueError(f"--step must be a number of seconds > 0, got {args.step}")
     if args.plot:
-        from predictive_scaler.cli.plot import require_matplotlib  # noqa: PLC0415
+        from predictive_scaler.cli.plot import require_plot_target  # noqa: PLC0415
 
-        require_matplotlib()  # fail before a long replay, not after it
+        require_plot_target(args.plot)
     trace = load_trace(args)
     load = trace.values[: args.steps] if args.steps else trace.values
     step = args.step or trace.step_seconds

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -12,9 +14,19 @@ from predictive_scaler.simulation import BacktestResult
 COLOURS = {"predictive": "tab:blue", "hpa": "tab:red", "oracle": "tab:green"}
 
 
-def require_matplotlib() -> None:
+def require_plot_target(path: str) -> None:
+    """Refuse a --plot that could not be written, before a long replay instead of after it."""
     if importlib.util.find_spec("matplotlib") is None:
         raise ValueError("--plot needs matplotlib: pip install 'predictive-scaler[plot]'")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
+
+    suffix = Path(path).suffix.lstrip(".").lower()
+    formats = FigureCanvasAgg.get_supported_filetypes()
+    if suffix not in formats:
+        raise ValueError(f"--plot {path}: want a file ending in .{' .'.join(sorted(formats))}")
+    folder = Path(path).parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise ValueError(f"--plot {path}: {folder} is not a folder this user can write to")
 
 
 def plot_backtest(load: FloatArray, result: BacktestResult, path: str, *, title: str) -> None:
