@@ -131,6 +131,7 @@ def test_each_dashboard_ships_verbatim_as_a_configmap_for_grafanas_sidecar(
         ("leaderElection.renewDeadline=15", "leaseDuration > renewDeadline > 1.2 x retryPeriod"),
         ("rebalance.budget=1001", "/rebalance/budget': maximum: got 1,001, want 1,000"),
         ("rebalance.weights.cpu=0,rebalance.weights.memory=0", "/rebalance/weights"),
+        ("metrics.port=8080", "the two endpoints need a port each"),
     ],
 )
 def test_wrong_values_fail_at_install_time_with_a_clear_message(

@@ -23,7 +23,11 @@ from predictive_scaler.operator.ranking import ScaleInRanker
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.selection_workers import SelectionWorkers
-from predictive_scaler.operator.settings import OperatorSettings, SettingsError
+from predictive_scaler.operator.settings import (
+    OperatorSettings,
+    SettingsError,
+    misspelt_variables,
+)
 from predictive_scaler.operator.state import OperatorState
 
 HELP = """Run the operator. Configuration comes from the environment:
@@ -41,13 +45,14 @@ HELP = """Run the operator. Configuration comes from the environment:
   PREDICTIVE_SCALER_LIVENESS_PORT        liveness endpoint port, path /healthz (8080)
   PREDICTIVE_SCALER_SCRAPE_INTERVAL      Prometheus's scrape interval, sizes rate() windows (30s)
   PREDICTIVE_SCALER_QUERY_TIMEOUT        timeout of one Prometheus query (10s)
-  PREDICTIVE_SCALER_QUERY_MAX_SAMPLES    samples of a series one object's query may read (1e7)
+  PREDICTIVE_SCALER_QUERY_MAX_SAMPLES    samples of a series one object's query may read (10000000)
   PREDICTIVE_SCALER_CROSS_NAMESPACE_QUERIES  true: a query may read other namespaces (false)
   PREDICTIVE_SCALER_EVALUATION_WORKERS   threads evaluating objects, fairly by namespace (4)
   PREDICTIVE_SCALER_SELECTION_WORKERS    processes selecting models (cores of the CPU limit)
   PREDICTIVE_SCALER_EVALUATION_BUDGET    wall time of one evaluation; bounds its queries (10s)
   PREDICTIVE_SCALER_SELECTION_BUDGET     CPU time of one selection, then the best is kept (10s)
   PREDICTIVE_SCALER_REBALANCE_MODE       Off | DryRun | Auto: move opted-in pods off hot nodes
+                                         (default Auto, which evicts)
   PREDICTIVE_SCALER_REBALANCE_INTERVAL   how often the rebalancer runs (60s)
   PREDICTIVE_SCALER_REBALANCE_COOLDOWN   a moved pod's replacement stays put this long (10m)
   PREDICTIVE_SCALER_REBALANCE_SETTLE     a move's nodes and workload wait this long (3 rate windows)
@@ -78,6 +83,8 @@ def serve(args: argparse.Namespace) -> int:
     except SettingsError as error:
         print(f"predictive-scaler run: bad configuration:\n{error}", file=sys.stderr)
         return 2
+    for warning in misspelt_variables(os.environ):
+        print(f"predictive-scaler run: warning: {warning}", file=sys.stderr)
     try:
         config.load_config()  # type: ignore[no-untyped-call]
     except config.ConfigException as error:

@@ -7,6 +7,7 @@ touches the cluster, with the variable named.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -76,6 +77,12 @@ VARIABLES = {
     "rebalance_lookahead": f"{PREFIX}REBALANCE_LOOKAHEAD",
     "cross_namespace_queries": f"{PREFIX}CROSS_NAMESPACE_QUERIES",
 }
+
+
+# How alike a set variable and a setting's name must be to read as a typo (difflib's ratio):
+# past the prefix, NAMESPACE against NAMESPACES is 0.95; the local cluster's env file's
+# METRICS_SERVER_PORT against METRICS_PORT is 0.77.
+MISSPELT_CUTOFF = 0.85
 
 
 class SettingsError(ValueError):
@@ -181,9 +188,10 @@ class OperatorSettings(BaseModel):
     )
     @classmethod
     def _duration(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lower() in ("off", "0"):
+        if isinstance(value, str) and value.strip().lower() == "off":
             return 0.0
-        return parse_duration(value) if isinstance(value, str) else value
+        # Zero however written (0, 0s); the fields that need more than zero say so themselves.
+        return parse_duration(value, allow_zero=True) if isinstance(value, str) else value
 
     @field_validator("selection_workers", mode="before")
     @classmethod
@@ -191,7 +199,7 @@ class OperatorSettings(BaseModel):
         # The chart fills an unset value from the container's limits.cpu (downward API).
         return 0 if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("shard_selector")
+    @field_validator("shard_selector", "rebalance_nodes")
     @classmethod
     def _selector(cls, value: str) -> str:
         selector_matcher(value)  # raises ValueError naming the bad term
@@ -211,6 +219,15 @@ class OperatorSettings(BaseModel):
             raise ValueError(
                 f"want {PREFIX}LEASE_DURATION > {PREFIX}LEASE_RENEW_DEADLINE"
                 f" > 1.2 x {PREFIX}LEASE_RETRY_PERIOD"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _ports_apart(self) -> OperatorSettings:
+        if self.metrics_port == self.liveness_port:
+            raise ValueError(
+                f"{PREFIX}METRICS_PORT and {PREFIX}LIVENESS_PORT are both {self.metrics_port}: "
+                "the two endpoints need a port each"
             )
         return self
 
@@ -255,3 +272,25 @@ class OperatorSettings(BaseModel):
                 shown = "is not set" if given is None else f"got {given!r}"
                 lines.append(f"{variable}: {problem['msg']} ({shown})")
             raise SettingsError("\n".join(lines)) from None
+
+
+def misspelt_variables(environ: Mapping[str, str]) -> list[str]:
+    """Words for each set variable that is not a setting but nearly spells one.
+
+    Unknown variables are not refused: the local cluster's env file and the
+    dev tools share the prefix. A near miss is worth a warning, though: an
+    unread PREDICTIVE_SCALER_NAMESPACE would quietly watch the whole cluster.
+    """
+    # Compared without the prefix they share, which would make any two look alike.
+    known = [name.removeprefix(PREFIX) for name in VARIABLES.values()]
+    words = []
+    for name in sorted(environ):
+        if name.startswith(PREFIX) and name.removeprefix(PREFIX) not in known:
+            close = difflib.get_close_matches(
+                name.removeprefix(PREFIX), known, n=1, cutoff=MISSPELT_CUTOFF
+            )
+            if close:
+                words.append(
+                    f"{name} is not a setting and is ignored: did you mean {PREFIX}{close[0]}?"
+                )
+    return words

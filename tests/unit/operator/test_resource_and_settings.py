@@ -11,7 +11,11 @@ from predictive_scaler.operator.cpus import usable_cores
 from predictive_scaler.operator.prometheus import resource_query
 from predictive_scaler.operator.resource import PredictiveScalerSpec
 from predictive_scaler.operator.runtime import ObjectRuntime
-from predictive_scaler.operator.settings import OperatorSettings, SettingsError
+from predictive_scaler.operator.settings import (
+    OperatorSettings,
+    SettingsError,
+    misspelt_variables,
+)
 from predictive_scaler.operator.sources import LoadSeries
 
 SPEC = {
@@ -293,3 +297,50 @@ def test_any_kind_may_be_targeted_but_not_a_malformed_one(
     else:
         with pytest.raises(ValidationError):
             PredictiveScalerSpec.from_body(body)
+
+
+@pytest.mark.parametrize(
+    ("variables", "words"),
+    [
+        ({"PREDICTIVE_SCALER_REBALANCE_NODES": "a in ("}, "PREDICTIVE_SCALER_REBALANCE_NODES"),
+        ({"PREDICTIVE_SCALER_LIVENESS_PORT": "8000"}, "need a port each"),
+    ],
+)
+def test_settings_that_would_fail_only_once_running_are_refused_at_start_up(
+    variables: dict[str, str], words: str
+) -> None:
+    with pytest.raises(SettingsError, match=words):
+        OperatorSettings.from_environment({"PROMETHEUS_URL": "http://p:9090", **variables})
+
+
+@pytest.mark.parametrize("zero", ["0", "0s", "00m", "off"])
+def test_a_cooldown_of_zero_may_be_written_as_any_zero(zero: str) -> None:
+    settings = OperatorSettings.from_environment(
+        {"PROMETHEUS_URL": "http://p:9090", "PREDICTIVE_SCALER_REBALANCE_COOLDOWN": zero}
+    )
+    assert settings.rebalance_cooldown == 0
+
+
+def test_a_zero_scrape_interval_is_still_refused() -> None:
+    with pytest.raises(SettingsError, match="PREDICTIVE_SCALER_SCRAPE_INTERVAL"):
+        OperatorSettings.from_environment(
+            {"PROMETHEUS_URL": "http://p:9090", "PREDICTIVE_SCALER_SCRAPE_INTERVAL": "0s"}
+        )
+
+
+def test_a_near_miss_of_a_setting_is_named_with_the_setting_it_nearly_spells() -> None:
+    environ = {
+        "PREDICTIVE_SCALER_NAMESPACE": "shop",
+        "PREDICTIVE_SCALER_REBALANCE_MOD": "Off",
+        # The local cluster's env file shares the prefix; none of it reads as a typo.
+        "PREDICTIVE_SCALER_METRICS_SERVER_PORT": "4443",
+        "PREDICTIVE_SCALER_APISERVER_URL": "https://127.0.0.1:6443",
+        "PREDICTIVE_SCALER_ETCD_PORT": "2379",
+        "PREDICTIVE_SCALER_NAMESPACES": "shop",
+    }
+    assert misspelt_variables(environ) == [
+        "PREDICTIVE_SCALER_NAMESPACE is not a setting and is ignored: "
+        "did you mean PREDICTIVE_SCALER_NAMESPACES?",
+        "PREDICTIVE_SCALER_REBALANCE_MOD is not a setting and is ignored: "
+        "did you mean PREDICTIVE_SCALER_REBALANCE_MODE?",
+    ]
