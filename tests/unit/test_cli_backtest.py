@@ -197,9 +197,7 @@ def test_follow_hpa_is_replayed_and_reported(capsys: pytest.CaptureFixture[str])
         (["--interval", "1"], "--interval must lie in (0, 1)"),
         (["--trace", "missing.csv", "--column", "x"], "missing.csv"),
         (["--column", "no_such_column"], "no column 'no_such_column'"),
-        (["--steps", "100"], "the backtest needs more than 360"),
-        (["--step", "nan"], "--step must be a number of seconds > 0, got nan"),
-        (["--step", "inf"], "--step must be a number of seconds > 0, got inf"),
+        (["--steps", "100"], "the backtest needs more than 360 steps of history (6h)"),
         # Refused before the replay, not after it, with the flag named.
         (["--plot", "replay.txt"], "--plot replay.txt: want a file ending in"),
         (["--plot", "no/such/folder/replay.png"], "no/such/folder is not a folder"),
@@ -228,3 +226,13 @@ def test_ctrl_c_during_a_replay_ends_without_a_traceback(
     monkeypatch.setattr("predictive_scaler.cli.backtest.run_backtest", interrupted)
     assert main(["backtest", "--steps", "600"]) == 130
     assert capsys.readouterr().err == "predictive-scaler backtest: interrupted\n"
+
+
+@pytest.mark.parametrize("step", ["nan", "inf", "0", "-30", "30x"])
+def test_a_step_that_is_no_duration_is_refused_by_name(
+    step: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["backtest", "--step", step])
+    assert exit_info.value.code == 2
+    assert "argument --step: want a positive duration" in capsys.readouterr().err

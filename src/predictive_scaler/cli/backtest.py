@@ -43,7 +43,9 @@ def add_parser(commands: Any) -> None:
     )
     add_trace_arguments(backtest)
     backtest.add_argument(
-        "--step", type=float, help="seconds per step (default: from the trace's t_seconds)"
+        "--step",
+        type=duration_seconds,
+        help="time per step, such as 30 (seconds) or 30s (default: from the trace's t_seconds)",
     )
     backtest.add_argument(
         "--startup",
@@ -124,8 +126,6 @@ def run(args: argparse.Namespace) -> BacktestReport:
         raise ValueError(f"--target must lie in (0, 1], got {args.target}")
     if not 0.0 < args.interval < 1.0:
         raise ValueError(f"--interval must lie in (0, 1), got {args.interval}")
-    if args.step is not None and not (math.isfinite(args.step) and args.step > 0):
-        raise ValueError(f"--step must be a number of seconds > 0, got {args.step}")
     if args.plot:
         from predictive_scaler.cli.plot import require_plot_target  # noqa: PLC0415
 

@@ -31,6 +31,7 @@ from predictive_scaler.simulation.replay import (
 )
 from predictive_scaler.simulation.shadow import ShadowSpec
 from predictive_scaler.simulation.sizing import SizingTally
+from predictive_scaler.units import format_duration
 
 DEFAULT_TARGET = 0.7
 # The predictive scaler's headroom: the share of a replica's capacity its
@@ -200,7 +201,8 @@ def run_backtest(
     if load.size <= history_steps + settings.startup_steps + 1:
         raise ValueError(
             f"the trace has {load.size} steps; the backtest needs more than "
-            f"{history_steps} of history plus the start-up time"
+            f"{history_steps} steps of history ({format_duration(history_steps * step_seconds)}) "
+            "plus the start-up time: a longer trace, or a shorter history"
         )
     config = settings.replay_config(load, step_seconds)
     if table is None:
