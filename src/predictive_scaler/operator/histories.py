@@ -65,9 +65,11 @@ class CachedHistory:
             fresh = source.samples(series, step=step, start=start, end=end)
             self._keep(series, step, fresh, end, fresh.size)
             return LoadHistory(fresh.copy(), step, end)
-        if self.end == end:
+        if self.end == end and np.isfinite(self.values[-1]):
             self.last_read_points = 0
             return LoadHistory(self.values.copy(), step, end)
+        # The newest samples again, and those since: on the same end only while the newest
+        # is still missing (a backend that serves points late, a scrape still in flight).
         new_from = max(start, self.end - (REREAD_SAMPLES - 1) * step)
         tail = source.samples(series, step=step, start=new_from, end=end)
         shift = round((end - self.end) / step)

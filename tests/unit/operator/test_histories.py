@@ -35,6 +35,13 @@ class Grid:
         return np.arange(start, end + step / 2, step) / step
 
 
+class LateGrid(Grid):
+    """The grid, but its newest sample not yet served."""
+
+    def samples(self, series: LoadSeries, *, step: float, start: float, end: float) -> FloatArray:
+        return np.append(super().samples(series, step=step, start=start, end=end)[:-1], np.nan)
+
+
 def test_the_first_read_fetches_the_whole_window_and_later_ones_only_new_samples() -> None:
     source, cache = Grid(), CachedHistory()
     first = cache.read(source, load("q"), step=STEP, points=100, now=6000.0 + 30)
@@ -51,6 +58,20 @@ def test_nothing_is_queried_while_no_new_sample_is_due() -> None:
     source, cache = Grid(), CachedHistory()
     cache.read(source, load("q"), step=STEP, points=10, now=600.0)
     cache.read(source, load("q"), step=STEP, points=10, now=600.0 + STEP - 1)
+    assert len(source.reads) == 1
+
+
+def test_a_newest_sample_still_missing_is_asked_for_again_within_its_step() -> None:
+    # A backend that serves points late (remote write, a latency offset): the newest
+    # sample was missing at the step's first read and is there at its second.
+    source, cache = Grid(), CachedHistory()
+    first = cache.read(LateGrid(), load("q"), step=STEP, points=10, now=600.0 + 5)
+    assert math.isnan(first.values[-1])
+    second = cache.read(source, load("q"), step=STEP, points=10, now=600.0 + 35)
+    assert second.values[-1] == 10.0
+    assert source.reads == [(600.0 - (REREAD_SAMPLES - 1) * STEP, 600.0)]
+    # Once there, it is not asked for again within the step.
+    cache.read(source, load("q"), step=STEP, points=10, now=600.0 + 55)
     assert len(source.reads) == 1
 
 
