@@ -98,3 +98,24 @@ def test_a_flag_that_wants_a_count_says_so_in_words(capsys: pytest.CaptureFixtur
         main(["forecast", "--history", "5m"])
     assert exit_info.value.code == 2
     assert "argument --history: want a whole number, got '5m'" in capsys.readouterr().err
+
+
+def test_too_few_points_to_backtest_is_one_note_not_a_failed_candidate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "short.csv"
+    trace.write_text("t_seconds,load\n0,1\n60,2\n", encoding="utf-8")
+    report = run_json(capsys, "--trace", str(trace), "--column", "load")
+    assert report["backtest_errors"] == {}
+    notes = report["notes"]
+    assert isinstance(notes, list)
+    assert "2 points are too few to backtest" in notes
+
+
+def test_the_text_table_ranks_candidates_best_first(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["forecast", "--history", "400"]) == 0
+    table = capsys.readouterr().out.split("lower is better):\n")[1].split("\nnote:")[0]
+    scores = [line.split()[-1] for line in table.splitlines()]
+    numbers = [float(score) for score in scores if score != "failed"]
+    assert numbers == sorted(numbers)
+    assert scores[len(numbers) :] == ["failed"] * (len(scores) - len(numbers))

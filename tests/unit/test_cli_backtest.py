@@ -236,3 +236,9 @@ def test_a_step_that_is_no_duration_is_refused_by_name(
         main(["backtest", "--step", step])
     assert exit_info.value.code == 2
     assert "argument --step: want a positive duration" in capsys.readouterr().err
+
+
+def test_a_fallback_that_is_not_one_lists_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["backtest", "--when-worse-than-reactive", "followhpa"])
+    assert "want one of Warn, FollowHPA, got 'followhpa'" in capsys.readouterr().err

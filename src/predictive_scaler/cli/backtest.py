@@ -74,7 +74,7 @@ def add_parser(commands: Any) -> None:
     )
     backtest.add_argument(
         "--when-worse-than-reactive",
-        type=Fallback,
+        type=fallback,
         choices=list(Fallback),
         default=Fallback.WARN,
         help="as spec.comparison.whenWorseThanReactive: FollowHPA shadows the reactive HPA "
@@ -85,7 +85,8 @@ def add_parser(commands: Any) -> None:
         "--interval",
         type=float,
         default=0.9,
-        help="prediction-interval level whose upper bound is provisioned for (default 0.9)",
+        help="prediction-interval level in (0, 1) whose upper bound is provisioned for, "
+        "without an overload budget (default 0.9)",
     )
     backtest.add_argument(
         "--history",
@@ -221,3 +222,12 @@ def overload_budget(text: str) -> float | Literal["hpa"] | None:
             f"expected a share in (0%, 50%] such as 1%, hpa or none: {text!r}"
         )
     return share
+
+
+def fallback(text: str) -> Fallback:
+    """A Fallback by its name; argparse's own error would not list the choices."""
+    try:
+        return Fallback(text)
+    except ValueError:
+        names = ", ".join(choice.value for choice in Fallback)
+        raise argparse.ArgumentTypeError(f"want one of {names}, got {text!r}") from None

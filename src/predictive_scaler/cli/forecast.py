@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from predictive_scaler.cli.arguments import add_trace_arguments, load_trace, positive_int
 from predictive_scaler.forecasting import MODEL_NAMES, Auto, make_model
 from predictive_scaler.forecasting.hygiene import cleaning_notes
+from predictive_scaler.units import counted
 
 
 class ForecastStep(BaseModel):
@@ -90,9 +91,14 @@ def run(args: argparse.Namespace) -> ForecastReport:
         backtest = {
             name: (score if score != float("inf") else None)
             for name, score in model.backtest_errors_.items()
+            if name != "*"
         }
         notes.append(f"auto chose {model.chosen_}")
-        notes += [f"{name} failed in backtest: {why}" for name, why in model.selection_.failures]
+        notes += [
+            # "*": the selection as a whole ("3 points are too few to backtest").
+            why if name == "*" else f"{name} failed in backtest: {why}"
+            for name, why in model.selection_.failures
+        ]
         notes += [f"{name} passed over: {why}" for name, why in model.skipped_]
     steps = [
         ForecastStep(
@@ -120,7 +126,8 @@ def run(args: argparse.Namespace) -> ForecastReport:
 
 def render_forecast(report: ForecastReport) -> str:
     lines = [
-        f"{report.trace} [{report.column}]: {report.points} points, step {report.step_seconds:g}s,"
+        f"{report.trace} [{report.column}]: {counted(report.points, 'point')}, "
+        f"step {report.step_seconds:g}s,"
         f" last value {report.last_value:.4g}",
         f"model {report.model}, {report.level:.0%} prediction interval",
         "",
@@ -132,9 +139,15 @@ def render_forecast(report: ForecastReport) -> str:
     ]
     if report.backtest_errors is not None:
         lines += ["", "backtest error (scaled, under-forecasts weigh 3x; lower is better):"]
+        # Best first, failures last; names as wide as the longest (combinations are long).
+        ranked = sorted(
+            report.backtest_errors.items(),
+            key=lambda item: (item[1] is None, item[1] or 0.0),
+        )
+        width = max((len(name) for name, _ in ranked), default=0)
         lines += [
-            f"  {name:<16} {'failed' if score is None else f'{score:.3f}'}"
-            for name, score in report.backtest_errors.items()
+            f"  {name:<{width}}  {'failed' if score is None else f'{score:.3f}'}"
+            for name, score in ranked
         ]
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)
