@@ -23,6 +23,8 @@ TIME_COLUMN = "t_seconds"
 # demo and `forecast` work from an installed package (see the file's header for the source).
 BUNDLED_TRACE = "nasa_http_1995_3days.csv"
 BUNDLED_COLUMN = "requests_per_minute"
+# A trace without times is taken to hold one sample a minute, and says so.
+ASSUMED_STEP_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,8 @@ class Trace:
     column: str
     values: FloatArray
     step_seconds: float
+    # What was assumed in reading it, in words (a step no t_seconds gave).
+    notes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.values)
@@ -155,9 +159,17 @@ def _read_trace(path: str | Path, column: str, where: dict[str, str]) -> Trace:
             f"(data row {at + 1}{', counting matching rows' if where else ''}): rows must be "
             f"oldest first, one per step{hint}"
         )
+    step, notes = _step_of(steps, timed=time_index is not None)
+    return Trace(str(path), column, np.asarray(values, dtype=np.float64), step, notes)
+
+
+def _step_of(steps: FloatArray, *, timed: bool) -> tuple[float, tuple[str, ...]]:
+    """The trace's step (the median time between rows) and, when it had to be assumed, why."""
     steps = steps[np.isfinite(steps) & (steps > 0)]
-    step = float(np.median(steps)) if steps.size else 60.0
-    return Trace(str(path), column, np.asarray(values, dtype=np.float64), step)
+    if steps.size:
+        return float(np.median(steps)), ()
+    why = f"no two {TIME_COLUMN} values" if timed else f"no {TIME_COLUMN} column"
+    return ASSUMED_STEP_SECONDS, (f"{why}: one step taken as {ASSUMED_STEP_SECONDS:g} s",)
 
 
 def bundled_trace_path() -> Path:

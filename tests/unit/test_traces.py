@@ -142,3 +142,11 @@ def test_a_file_that_is_not_a_trace_is_named_with_why(
     path.write_bytes(content)
     with pytest.raises(ValueError, match=f"{name}: not a readable trace: .*{message}"):
         read_trace(path, "load")
+
+
+def test_a_trace_without_times_says_which_step_it_was_given(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, "load\n1\n2\n3\n"), "load")
+    assert trace.step_seconds == 60.0
+    assert trace.notes == ("no t_seconds column: one step taken as 60 s",)
+    timed = read_trace(write(tmp_path, "t_seconds,load\n0,1\n30,2\n"), "load")
+    assert timed.notes == ()

@@ -163,7 +163,8 @@ def run(args: argparse.Namespace) -> BacktestReport:
         from predictive_scaler.cli.plot import plot_backtest  # noqa: PLC0415
 
         plot_backtest(load, result, args.plot, title=f"{trace.source} [{trace.column}]")
-    notes = [*history_notes(settings, step), *trace_notes(load)]
+    assumed = () if args.step else trace.notes  # --step replaces what was assumed
+    notes = [*assumed, *history_notes(settings, step), *trace_notes(load)]
     return report(result, trace.source, trace.column, load.size, notes)
 
 

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> ForecastReport:
     model = make_model(args.model, **params).fit(values)
     forecast = model.predict(args.horizon, args.level)
     backtest = None
-    notes = [*cleaning_notes(values), *forecast.notes]
+    notes = [*trace.notes, *cleaning_notes(values), *forecast.notes]
     if isinstance(model, Auto) and not model.is_degraded:
         backtest = {
             name: (score if score != float("inf") else None)
