@@ -120,6 +120,25 @@ def test_a_longer_horizon_than_selected_for_selects_again() -> None:
     assert forecaster.selection.horizon == 5
 
 
+def test_a_long_history_that_arrives_after_the_selection_is_used_at_once() -> None:
+    # The operator's first read of the long history failed: its seasons would otherwise
+    # wait for the hourly refresh. Selected again once, not at every call after.
+    end = 14 * DAY + 0.25 * DAY
+    recent, long = histories(end, 14 * DAY)
+    forecaster = ScheduledSelection("auto", candidates=["naive", "holt"])
+    forecaster.forecast_series(recent, 5, 0.9, end)
+    assert forecaster.fitted_at == end
+    assert forecaster.seasons is None
+    later, _ = histories(end + MINUTE, 14 * DAY)
+    forecaster.forecast_series(later, 5, 0.9, end + MINUTE, long=long)
+    assert forecaster.fitted_at == end + MINUTE
+    assert forecaster.seasons is not None
+    assert forecaster.seasons.seasons == (DAY,)
+    next_minute, _ = histories(end + 2 * MINUTE, 14 * DAY)
+    forecaster.forecast_series(next_minute, 5, 0.9, end + 2 * MINUTE, long=long)
+    assert forecaster.fitted_at == end + MINUTE
+
+
 def test_a_window_with_no_new_sample_gives_the_last_forecast_without_updating() -> None:
     # Evaluated every 30 s on a 1-minute clock: every other call repeats the window.
     rng = np.random.default_rng(3)
