@@ -179,3 +179,12 @@ def test_a_forecast_beyond_the_typical_range_is_caught_though_inside_the_extreme
 def test_a_level_shift_at_the_window_s_end_is_the_typical_range() -> None:
     window = np.concatenate([np.full(195, 100.0), np.full(5, 1000.0)])
     assert not leaves_typical_range(window, np.array([1000.0, 1010.0]))
+
+
+def test_a_constant_load_puts_no_model_out_for_its_rounding_errors() -> None:
+    # Naive errs by exactly 0 there; a fitted model by 1e-14, which is no heavy tail.
+    chosen = select_model(
+        np.full(200, 5.0), candidates=["naive", "holt", "ets", "theta"], horizon=2
+    )
+    assert not [why for _, why in chosen.failures if "worst origin" in why]
+    assert {ranked.name for ranked in chosen.ranking} >= {"naive", "holt"}
