@@ -169,14 +169,24 @@ class PrometheusSource:
         """`query` at every step from `start` to `end` (both on the step grid); NaN = missing.
 
         Prometheus answers at most 11,000 points per series and range query,
-        so a longer window is read in as many queries as that takes.
+        so a longer window is read in as many queries as that takes. They share
+        the one ``timeout`` (what is left of an evaluation's budget): each of
+        them given all of it, a window of four queries could take four budgets.
         """
         points = round((end - start) / step) + 1
         values = np.full(points, np.nan)
+        began = time.monotonic()
         for first in range(0, points, MAX_POINTS_PER_QUERY):
             last = min(points, first + MAX_POINTS_PER_QUERY) - 1
             chunk_start = start + first * step
-            for timestamp, raw in self._range(query, step, chunk_start, start + last * step):
+            left = self.timeout - (time.monotonic() - began)
+            if left <= 0.0:
+                raise self._failed(
+                    "Timeout",
+                    f"Prometheus did not answer {points:,} points within {self.timeout:g} s",
+                )
+            source = self if first == 0 else self.with_timeout(left)
+            for timestamp, raw in source._range(query, step, chunk_start, start + last * step):
                 index = round((timestamp - start) / step)
                 if first <= index <= last:
                     values[index] = raw
