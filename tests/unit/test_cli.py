@@ -119,3 +119,12 @@ def test_the_text_table_ranks_candidates_best_first(capsys: pytest.CaptureFixtur
     numbers = [float(score) for score in scores if score != "failed"]
     assert numbers == sorted(numbers)
     assert scores[len(numbers) :] == ["failed"] * (len(scores) - len(numbers))
+
+
+def test_a_series_with_nothing_to_forecast_names_its_file_and_column(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "empty.csv"
+    trace.write_text("t_seconds,load,other\n0,,1\n60,,2\n", encoding="utf-8")
+    assert main(["forecast", "--trace", str(trace), "--column", "load"]) == 2
+    assert f"{trace} [load]: " in capsys.readouterr().err

@@ -83,8 +83,11 @@ def run(args: argparse.Namespace) -> ForecastReport:
     trace = load_trace(args)
     values = trace.values[-args.history :] if args.history else trace.values
     params = {"season_length": args.season_length} if args.season_length else {}
-    model = make_model(args.model, **params).fit(values)
-    forecast = model.predict(args.horizon, args.level)
+    try:
+        model = make_model(args.model, **params).fit(values)
+        forecast = model.predict(args.horizon, args.level)
+    except ValueError as error:
+        raise ValueError(f"{trace.source} [{trace.column}]: {error}") from error
     backtest = None
     notes = [*trace.notes, *cleaning_notes(values), *forecast.notes]
     if isinstance(model, Auto) and not model.is_degraded:
