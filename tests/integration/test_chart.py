@@ -22,6 +22,14 @@ def helm(cluster: local.LocalCluster, *args: str) -> subprocess.CompletedProcess
     return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
+def template(cluster: local.LocalCluster, *settings: str) -> subprocess.CompletedProcess[str]:
+    """`helm template` of the chart as release ops, ``settings`` given as --set pairs."""
+    return helm(
+        cluster, "template", "ops", str(CHART), "--kube-version", KUBE_VERSION,
+        *(part for setting in settings for part in ("--set", setting)),
+    )  # fmt: skip
+
+
 def test_the_chart_lints_clean(local_cluster: local.LocalCluster) -> None:
     linted = helm(local_cluster, "lint", str(CHART), "--strict", "--kube-version", KUBE_VERSION)
     assert linted.returncode == 0, linted.stdout + linted.stderr
@@ -64,13 +72,11 @@ def test_rendered_objects_pass_server_side_validation(
 def test_the_service_monitor_carries_the_labels_a_prometheus_selects_by(
     local_cluster: local.LocalCluster,
 ) -> None:
-    rendered = helm(
+    rendered = template(
         local_cluster,
-        "template", "ops", str(CHART),
-        "--kube-version", KUBE_VERSION,
-        "--set", "metrics.serviceMonitor.enabled=true",
-        "--set", "metrics.serviceMonitor.labels.release=monitoring",
-    )  # fmt: skip
+        "metrics.serviceMonitor.enabled=true",
+        "metrics.serviceMonitor.labels.release=monitoring",
+    )
     assert rendered.returncode == 0, rendered.stderr
     (monitor,) = (
         document
@@ -104,12 +110,7 @@ def test_each_dashboard_ships_verbatim_as_a_configmap_for_grafanas_sidecar(
         assert shipped["metadata"]["namespace"] == "monitoring"
         assert json.loads(shipped["data"][board.name]) == json.loads(board.read_text())
 
-    disabled = helm(
-        local_cluster,
-        "template", "ops", str(CHART),
-        "--kube-version", KUBE_VERSION,
-        "--set", "dashboards.enabled=false",
-    )  # fmt: skip
+    disabled = template(local_cluster, "dashboards.enabled=false")
     assert disabled.returncode == 0, disabled.stderr
     assert "kind: ConfigMap" not in disabled.stdout
 
@@ -137,15 +138,6 @@ def test_each_dashboard_ships_verbatim_as_a_configmap_for_grafanas_sidecar(
 def test_wrong_values_fail_at_install_time_with_a_clear_message(
     local_cluster: local.LocalCluster, setting: str, message: str
 ) -> None:
-    rendered = helm(
-        local_cluster,
-        "template",
-        "ops",
-        str(CHART),
-        "--kube-version",
-        KUBE_VERSION,
-        "--set",
-        setting,
-    )
+    rendered = template(local_cluster, setting)
     assert rendered.returncode != 0
     assert message in rendered.stderr
