@@ -99,6 +99,21 @@ NODE_MEMORY = "sum by (node) (node_memory_working_set_bytes)"
 POD_MEMORY = 'sum by (namespace, pod) (container_memory_working_set_bytes{container!=""})'
 
 
+def measured_nodes(
+    cpu: Mapping[str, float], memory: Mapping[str, float]
+) -> dict[str, dict[str, float]]:
+    """Each node's CPU and memory, of the nodes measured in both.
+
+    A node lacking a metric that other nodes report is unmeasured, not idle in
+    it (snapshot.node_infos leaves it out); a metric no node reports is 0 for all.
+    """
+    return {
+        node: {CPU: cpu.get(node, 0.0), MEMORY: memory.get(node, 0.0)}
+        for node in cpu.keys() | memory.keys()
+        if (node in cpu or not cpu) and (node in memory or not memory)
+    }
+
+
 def _window(seconds: float) -> str:
     return f"{max(1, round(seconds))}s"
 
@@ -252,7 +267,7 @@ class PrometheusSource:
             _by_pod(self._instant(_pod_cpu(window))),
             _by_pod(self._instant(POD_MEMORY)),
         )
-        nodes = {n: {CPU: cpu.get(n, 0.0), MEMORY: memory.get(n, 0.0)} for n in cpu | memory}
+        nodes = measured_nodes(cpu, memory)
         pods = {
             p: {CPU: pod_cpu.get(p, 0.0), MEMORY: pod_memory.get(p, 0.0)}
             for p in pod_cpu | pod_memory

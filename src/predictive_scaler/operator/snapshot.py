@@ -190,9 +190,15 @@ def usage_ahead(source: MetricSource, lookahead: float, min_rate_window: float) 
 
 
 def node_infos(nodes: Iterable[client.V1Node], usage: Usage) -> list[NodeInfo]:
-    """The nodes with their usage; a node its source does not report is idle."""
+    """The nodes whose usage the source reports, with it.
+
+    A node it does not report (new, its kubelet not scraped) is left out, not
+    taken as idle: an idle node drags the cluster's mean down, so every measured
+    node looked hot and the unmeasured one the best destination, and pods were
+    evicted from a balanced cluster. Its pods are left out with it.
+    """
     return [
-        node_info(n, usage.nodes.get(str(n.metadata.name), IDLE))
+        node_info(n, usage.nodes[str(n.metadata.name)])
         for n in nodes
-        if n.metadata is not None
+        if n.metadata is not None and str(n.metadata.name) in usage.nodes
     ]
