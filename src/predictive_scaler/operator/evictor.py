@@ -23,6 +23,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from predictive_scaler.operator import failpoints, metrics
+from predictive_scaler.operator.kube import TaintChange
 from predictive_scaler.operator.resource import GROUP
 from predictive_scaler.rebalancing.cooldown import Streak
 from predictive_scaler.rebalancing.planner import Move, Plan
@@ -65,9 +66,7 @@ class ClusterWrites(Protocol):
 
     def annotate(self, target: NodeRef | ScalerRef, key: str, value: str | None) -> None: ...
 
-    def read_node(self, node: str) -> client.V1Node: ...
-
-    def set_taints(self, node: str, taints: Sequence[client.V1Taint]) -> None: ...
+    def update_taints(self, node: str, change: TaintChange) -> bool: ...
 
     def post_event(
         self, pod: PodRef, kind: str, reason: str, message: str, component: str
@@ -161,7 +160,7 @@ class Evictor:
             name = str(node.metadata.name) if node.metadata else ""
             if name in still_hot or not any(t.key == DRAINING_TAINT for t in taints):
                 continue
-            self.kube.set_taints(name, [t for t in taints if t.key != DRAINING_TAINT])
+            self._untaint(name)
 
     def event(self, pod: PodRef, reason: str, message: str) -> None:
         kind = "Warning" if reason == "EvictionFailed" else "Normal"
@@ -219,15 +218,19 @@ class Evictor:
 
     def _taint(self, node_name: str) -> bool:
         """Taint the node as draining; False when it already was."""
-        node = self.kube.read_node(node_name)
-        taints = list((node.spec.taints if node.spec else None) or [])
-        if any(t.key == DRAINING_TAINT for t in taints):
-            return False
-        taints.append(client.V1Taint(key=DRAINING_TAINT, effect="PreferNoSchedule", value="true"))
-        self.kube.set_taints(node_name, taints)
-        return True
+        return self.kube.update_taints(node_name, with_draining_taint)
 
     def _untaint(self, node_name: str) -> None:
-        node = self.kube.read_node(node_name)
-        taints = list((node.spec.taints if node.spec else None) or [])
-        self.kube.set_taints(node_name, [t for t in taints if t.key != DRAINING_TAINT])
+        self.kube.update_taints(node_name, without_draining_taint)
+
+
+def with_draining_taint(taints: list[client.V1Taint]) -> list[client.V1Taint] | None:
+    if any(t.key == DRAINING_TAINT for t in taints):
+        return None
+    draining = client.V1Taint(key=DRAINING_TAINT, effect="PreferNoSchedule", value="true")
+    return [*taints, draining]
+
+
+def without_draining_taint(taints: list[client.V1Taint]) -> list[client.V1Taint] | None:
+    kept = [t for t in taints if t.key != DRAINING_TAINT]
+    return None if len(kept) == len(taints) else kept

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -35,6 +35,10 @@ _WORKLOAD_METHODS = {
 
 
 FINALIZER = f"{GROUP}/finalizer"
+# Compare-and-swap writes retried on 409 this many times before the cycle gives up.
+CONFLICT_ATTEMPTS = 5
+# A node's taints as they are -> as they should be, or None when nothing needs to change.
+TaintChange = Callable[[list[client.V1Taint]], list[client.V1Taint] | None]
 CRD_NAME = f"{PLURAL}.{GROUP}"
 
 
@@ -266,13 +270,42 @@ class Kubernetes:
                 GROUP, VERSION, target.namespace, PLURAL, target.name, patch
             )
 
-    def set_taints(self, node: str, taints: Sequence[client.V1Taint]) -> None:
-        client.CoreV1Api(self.api).patch_node(
-            node, {"spec": {"taints": [taint.to_dict() for taint in taints]}}
-        )
+    def _serialised(self, taint: client.V1Taint) -> dict[str, Any]:
+        shown: dict[str, Any] = self.api.sanitize_for_serialization(taint)  # type: ignore[no-untyped-call]
+        return shown
 
-    def read_node(self, node: str) -> client.V1Node:
-        return client.CoreV1Api(self.api).read_node(node)
+    def update_taints(self, node: str, change: TaintChange) -> bool:
+        """Make ``change`` to the node's taints as they are now; False when it made none.
+
+        A patch replaces the whole taint list, so it is written only onto the
+        version it was computed from: a taint another controller added in the
+        meantime (cluster-autoscaler's ToBeDeleted, the node lifecycle
+        controller's unreachable) makes the API server answer 409, and the
+        change is made again on the list that holds it, instead of erasing it.
+        """
+        core = client.CoreV1Api(self.api)
+        for _ in range(CONFLICT_ATTEMPTS):
+            found = core.read_node(node)
+            wanted = change(list((found.spec.taints if found.spec else None) or []))
+            if wanted is None:
+                return False
+            version = found.metadata.resource_version if found.metadata else None
+            patch = {
+                "metadata": {"resourceVersion": version},
+                # camelCase as the API has it (timeAdded), not the client's snake_case.
+                "spec": {"taints": [self._serialised(taint) for taint in wanted]},
+            }
+            try:
+                core.patch_node(node, patch)
+            except ApiException as error:
+                if error.status == 409:
+                    continue
+                raise
+            return True
+        raise ApiException(
+            status=409,
+            reason=f"the taints of {node} changed under {CONFLICT_ATTEMPTS} updates in a row",
+        )
 
     def evict(self, pod: PodRef) -> None:
         """Ask the Eviction API to move the pod (PodDisruptionBudgets hold: 429)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pytest
@@ -10,6 +9,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from predictive_scaler.operator.evictor import DRAINING_TAINT, REBALANCED_AT, Evictor, OptedIn
+from predictive_scaler.operator.kube import TaintChange
 from predictive_scaler.rebalancing.planner import Move, Plan, Skipped
 from predictive_scaler.refs import NodeRef, PodRef, ScalerRef, WorkloadRef
 
@@ -41,15 +41,13 @@ class FakeCluster:
         self.calls.append(("annotate", target))
         self.annotations[target] = value
 
-    def read_node(self, node: str) -> client.V1Node:
-        return client.V1Node(
-            metadata=client.V1ObjectMeta(name=node),
-            spec=client.V1NodeSpec(taints=list(self.taints.get(node, []))),
-        )
-
-    def set_taints(self, node: str, taints: Sequence[client.V1Taint]) -> None:
+    def update_taints(self, node: str, change: TaintChange) -> bool:
+        wanted = change(list(self.taints.get(node, [])))
+        if wanted is None:
+            return False
         self.calls.append(("taint", node))
-        self.taints[node] = list(taints)
+        self.taints[node] = wanted
+        return True
 
     def post_event(self, pod: PodRef, kind: str, reason: str, message: str, component: str) -> str:
         self.events.append((pod, kind, reason))
@@ -155,6 +153,6 @@ def test_the_taint_is_lifted_once_the_node_has_left_the_high_load_heap() -> None
         )
         for name in ("still-hot", "cooled")
     ]
-    cluster = FakeCluster()
+    cluster = FakeCluster(taints={name: [draining, other] for name in ("still-hot", "cooled")})
     Evictor(cluster, COOLDOWN).lift_taints(listed, still_hot={"still-hot"})
-    assert cluster.taints == {"cooled": [other]}
+    assert cluster.taints == {"still-hot": [draining, other], "cooled": [other]}
