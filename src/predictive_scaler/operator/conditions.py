@@ -177,6 +177,8 @@ class Observation:
     long_history_error: str | None = None
     # Why the workload (or the forecast's replayed decisions) loses to the shadow HPA.
     worse_than_reactive: str | None = None
+    # Why the target's scale could not be patched this time (the API's refusal).
+    failed_rescale: str | None = None
 
 
 def _metrics(seen: Observation) -> Condition:
@@ -236,6 +238,10 @@ def _activity(seen: Observation) -> Condition:
         return Condition("ScalingActive", "False", seen.metrics_error[0], "holding replicas")
     if decision.held is not None:
         return Condition("ScalingActive", "False", decision.held, "holding replicas")
+    if seen.failed_rescale is not None:
+        # One condition (and one Event, when it turns) for a refusal that lasts, such as
+        # RBAC without patch on the scale: not a Warning Event every period.
+        return Condition("ScalingActive", "False", "FailedRescale", seen.failed_rescale)
     return Condition("ScalingActive", "True", "ForecastAvailable", "replicas follow the forecast")
 
 
@@ -254,6 +260,8 @@ def observed(seen: Observation) -> list[Condition]:
         ready = Condition("Ready", "False", metrics.reason, metrics.message)
     elif reliable.reason == "ForecastFailed":
         ready = Condition("Ready", "False", "ForecastFailed", reliable.message)
+    elif seen.failed_rescale is not None:
+        ready = Condition("Ready", "False", "FailedRescale", seen.failed_rescale)
     else:
         ready = Condition("Ready", "True", "Evaluated", decision.message)
     return [ready, metrics, reliable, _activity(seen), limited]

@@ -21,7 +21,7 @@ from predictive_scaler.operator.conditions import (
     lateness_condition,
     merge,
 )
-from predictive_scaler.operator.persisted import pending_scale_status
+from predictive_scaler.operator.persisted import PENDING_SCALE
 from predictive_scaler.operator.report import timestamp
 
 
@@ -63,9 +63,15 @@ def reported(
     status: dict[str, Any] | None = None,
     events: Sequence[EventNote] = (),
     lateness: Lateness | None = None,
+    resolves_pending: bool = True,
 ) -> Evaluation:
     """``status`` with ``conditions`` (and EvaluationsLate, given ``lateness``) merged into
-    the object's own; ``events`` and then an Event for each condition that changed."""
+    the object's own; ``events`` and then an Event for each condition that changed.
+
+    An evaluation that decided (``resolves_pending``) has folded a pending scale into
+    the state it writes, so it clears it, unless ``status`` carries a new one (a patch
+    refused, which may still have landed: a 504). One that did not decide leaves it.
+    """
     if lateness is not None:
         conditions = [*conditions, lateness_condition(lateness)]
     merged, changed = merge(
@@ -75,8 +81,9 @@ def reported(
         generation=ref.generation,
     )
     full = dict(status or {})
+    if resolves_pending:
+        full.setdefault(PENDING_SCALE, None)
     full.update(
-        pending_scale_status(None),  # whatever was pending is resolved by now
         observedGeneration=ref.generation,
         lastEvaluationTime=timestamp(now),
         conditions=merged,
@@ -105,7 +112,11 @@ def blocked_evaluation(
     # The decision fields of an earlier evaluation would mislead: say what stops this one.
     status = {"decision": f"not evaluated: {message}", "desiredReplicas": None}
     conditions = blocked(reason, message)
-    return reported(ref, raw_status, now, conditions, status=status, lateness=lateness)
+    # A scale patched and not yet folded into the state waits for an evaluation that
+    # decides: cleared here, the next one would scale again within the policy's period.
+    return reported(
+        ref, raw_status, now, conditions, status=status, lateness=lateness, resolves_pending=False
+    )
 
 
 def selection_notes(selection: ScheduledSelection) -> list[EventNote]:

@@ -80,6 +80,17 @@ class NotEvaluated:
     message: str
 
 
+@dataclass(frozen=True)
+class Scaled:
+    """What patching the target's scale came to: the state, its Events, and when the API
+    refused the patch, why (``refusal``) and the scale left pending (``unresolved``)."""
+
+    state: ScalingState
+    events: tuple[EventNote, ...] = ()
+    refusal: str | None = None
+    unresolved: PendingScale | None = None
+
+
 class Evaluator:
     """Evaluates objects with one Kubernetes client, one metric source, one set of settings."""
 
@@ -188,12 +199,13 @@ class Evaluator:
         )
         decision, shadow = compared.decision, compared.shadow
         acts = spec.scaling.mode is Mode.AUTO and metrics_error is None
-        new_state, events = decision.state, list[EventNote]()
+        scaled = Scaled(decision.state)
         later: list[Callable[[], None]] = []
         if acts and decision.changes_replicas and decision.held is not HoldReason.SCALING_DISABLED:
-            new_state, events = self._scale(
+            scaled = self._scale(
                 ref, spec, decision, now, selector=scale.selector, deadline=deadline, later=later
             )
+        new_state, events = scaled.state, list(scaled.events)
         events.extend(selection_notes(selection))
         seen = Observation(
             dry_run=spec.scaling.mode is Mode.DRY_RUN,
@@ -208,6 +220,7 @@ class Evaluator:
             seasons=selection.seasons,
             long_history_error=read.long_problem,
             worse_than_reactive=compared.worse,
+            failed_rescale=scaled.refusal,
         )
         fresh = decision_status(scaling_spec, decision, history, new_state, runtime)
         if shadow is not None:
@@ -219,6 +232,8 @@ class Evaluator:
                 functools.partial(comparison.publish, ref.namespace, ref.name, shadow, windows)
             )
         status = without_stale_keys(raw_status, fresh)
+        if scaled.unresolved is not None:
+            status |= pending_scale_status(scaled.unresolved)
         if metrics_error is not None:
             status["decision"] = holding(scale.replicas, str(metrics_error))
         evaluation = reported(
@@ -281,7 +296,7 @@ class Evaluator:
         selector: str,
         deadline: Deadline,
         later: list[Callable[[], None]],
-    ) -> tuple[ScalingState, list[EventNote]]:
+    ) -> Scaled:
         """Patch the target's replicas; the state records a scale only once it succeeded."""
         target, current, desired = (
             spec.scale_target_ref,
@@ -303,12 +318,14 @@ class Evaluator:
         try:
             self.kube.patch_scale(ref.namespace, target, desired)
         except ApiException as error:
+            # Said by ScalingActive (an Event when it turns), not by an Event each period;
+            # the intent stays pending, as a refused patch may still have landed (a 504).
             message = f"patching {target.describe()} to {desired}: {error.status} {error.reason}"
-            return decision.state, [*notes, EventNote("Warning", "FailedRescale", message)]
+            return Scaled(decision.state, tuple(notes), message, intent)
         failpoints.reach("scale:after-patch")
         direction = "up" if desired > current else "down"
         later.append(functools.partial(metrics.scale_action, ref.namespace, ref.name, direction))
         behavior = spec.scaling_spec().effective_behavior
         state = decision.state.after_scale(behavior, now, current, desired)
         message = f"{target.describe()} {current} -> {desired}: {decision.message}"
-        return state, [*notes, EventNote("Normal", "Scaled", message)]
+        return Scaled(state, (*notes, EventNote("Normal", "Scaled", message)))

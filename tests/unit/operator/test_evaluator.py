@@ -13,6 +13,7 @@ from typing import Any, Self
 
 import numpy as np
 import pytest
+from kubernetes.client.exceptions import ApiException
 
 from predictive_scaler.forecasting import RefreshRequest, refresh_model
 from predictive_scaler.forecasting.forecast import FloatArray
@@ -399,3 +400,64 @@ def test_a_changed_metric_is_forecast_afresh_not_with_the_old_metrics_model() ->
     # and asked for 400 replicas of 500m.
     assert switched.status["forecast"]["value"] == pytest.approx(1.0, rel=0.05)
     assert workloads.scaled == [], "one core at 500m a replica is the 2 it runs"
+
+
+@dataclass
+class ResetAfterPatch(FakeWorkloads):
+    """The scale patch lands, then the connection resets before the answer arrives."""
+
+    resets: bool = True
+
+    def patch_scale(self, namespace: str, target: ScaleTargetRef, replicas: int) -> None:
+        super().patch_scale(namespace, target, replicas)
+        self.scale = Scale(replicas, replicas, "app=web")
+        if self.resets:
+            raise ConnectionResetError("connection reset after the PATCH was sent")
+
+
+ONE_POD_PER_TEN_MINUTES = {
+    "scaleUp": {
+        "stabilizationWindowSeconds": 0,
+        "policies": [{"type": "Pods", "value": 1, "periodSeconds": 600}],
+    }
+}
+
+
+def test_a_scale_that_landed_in_a_failed_evaluation_still_counts_against_the_policy() -> None:
+    workloads, source = ResetAfterPatch(), FakeSource(level=4.0)
+    evaluator = Evaluator(workloads, source, SETTINGS)
+    runtime = ObjectRuntime()
+    body = spec(scaling={"leadTime": "1m", "behavior": ONE_POD_PER_TEN_MINUTES})
+    failed = evaluator.evaluate(REF, body, {}, runtime, NOW)
+    assert conditions(failed)["Ready"] == ("False", "EvaluationFailed")
+    assert workloads.scaled == [3]
+    # The status as the API server holds it: the pending scale, then the failed report.
+    status = {**workloads.statuses[-1], **failed.status}
+    assert status["pendingScale"] is not None, "the failed evaluation leaves it pending"
+    workloads.resets = False
+    evaluator.evaluate(REF, body, status, runtime, NOW + 30)
+    assert workloads.scaled == [3], "one pod per 10 minutes: the landed scale counts"
+
+
+@dataclass
+class RefusingWorkloads(FakeWorkloads):
+    def patch_scale(self, namespace: str, target: ScaleTargetRef, replicas: int) -> None:
+        raise ApiException(status=403, reason="Forbidden")
+
+
+def test_a_refused_scale_is_a_condition_and_one_warning_not_one_each_period() -> None:
+    workloads, source = RefusingWorkloads(), FakeSource(level=4.0)
+    evaluator = Evaluator(workloads, source, SETTINGS)
+    runtime = ObjectRuntime()
+    body = spec()
+    status: dict[str, Any] = {}
+    refusals = []
+    for turn in range(3):
+        evaluation = evaluator.evaluate(REF, body, status, runtime, NOW + 30 * turn)
+        status = {**status, **workloads.statuses[-1], **evaluation.status}
+        refusals.append([e.type for e in evaluation.events if e.reason == "FailedRescale"])
+        assert conditions(evaluation)["ScalingActive"] == ("False", "FailedRescale")
+        assert conditions(evaluation)["Ready"] == ("False", "FailedRescale")
+        assert status["pendingScale"] is not None, "a refused patch may still have landed"
+    # Ready and ScalingActive turning, once; nothing more while the refusal lasts.
+    assert refusals == [["Warning", "Warning"], [], []]
