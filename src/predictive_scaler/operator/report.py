@@ -62,24 +62,29 @@ def decision_status(
     status["overload"] = (
         overload_status(spec.overload_budget, state.overload) if spec.budgeted else None
     )
-    load = _latest(history)
-    if load is not None:
-        status["load"] = load
+    # None deletes a load no sample in the window measures any more (Prometheus down).
+    status["load"] = _latest(history)
     forecast, selection = decision.forecast, runtime.selection
-    if forecast is None or selection is None:
+    if selection is None:
         return status
-    # The step whose upper bound the decision sized for.
-    peak = int(np.argmax(forecast.upper))
-    horizon = format_duration(forecast.upper.size * history.step_seconds)
-    report: dict[str, Any] = {
-        "model": selection.chosen or forecast.model,
-        "horizon": horizon,
-        "value": _shown(float(forecast.mean[peak])),
-        "lower": _shown(float(forecast.lower[peak])),
-        "upper": _shown(float(forecast.upper[peak])),
-        "level": forecast.level,
-        "summary": f"{forecast.upper[peak]:.3g} in {horizon}",
-    }
+    report: dict[str, Any] = {}
+    if forecast is not None:
+        # The step whose upper bound the decision sized for.
+        peak = int(np.argmax(forecast.upper))
+        horizon = format_duration(forecast.upper.size * history.step_seconds)
+        report |= {
+            "model": selection.chosen or forecast.model,
+            "horizon": horizon,
+            "value": _shown(float(forecast.mean[peak])),
+            "lower": _shown(float(forecast.lower[peak])),
+            "upper": _shown(float(forecast.upper[peak])),
+            "level": forecast.level,
+            "summary": f"{forecast.upper[peak]:.3g} in {horizon}",
+        }
+    elif selection.chosen is not None:
+        # Holding without a forecast: the model stays named, its last numbers go (as
+        # stale keys, nulled), so `kubectl get psc` shows no forecast rather than an old one.
+        report["model"] = selection.chosen
     if selection.fitted_at is not None:
         report["selectedAt"] = timestamp(selection.fitted_at)
     if selection.selection is not None:
@@ -96,7 +101,7 @@ def decision_status(
         report["selectionFailure"] = selection.handover.failure
     if selection.seasons is not None:
         report["seasons"] = seasons_status(selection.seasons)
-    status["forecast"] = report
+    status["forecast"] = report or None
     return status
 
 

@@ -461,3 +461,21 @@ def test_a_refused_scale_is_a_condition_and_one_warning_not_one_each_period() ->
         assert status["pendingScale"] is not None, "a refused patch may still have landed"
     # Ready and ScalingActive turning, once; nothing more while the refusal lasts.
     assert refusals == [["Warning", "Warning"], [], []]
+
+
+def test_a_hold_without_a_forecast_drops_the_old_forecasts_numbers_and_load() -> None:
+    workloads, source = FakeWorkloads(), FakeSource(level=2.0)
+    evaluator = Evaluator(workloads, source, SETTINGS)
+    runtime = ObjectRuntime()
+    body = spec()
+    first = evaluator.evaluate(REF, body, {}, runtime, NOW)
+    assert first.status["forecast"]["summary"]
+    assert first.status["load"] == 2.0
+    source.error = MetricsError("Unreachable", "Prometheus is down")
+    held = evaluator.evaluate(REF, body, first.status, runtime, NOW + 3600)
+    status = {**first.status, **held.status}
+    # Merge-patched, None deletes: no two-hour-old forecast or load in `kubectl get psc`.
+    assert status["load"] is None
+    assert status["forecast"]["summary"] is None
+    assert status["forecast"]["value"] is None
+    assert status["forecast"]["model"] == "naive"
