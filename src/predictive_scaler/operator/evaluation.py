@@ -8,6 +8,8 @@ condition that changed, the pending scale resolved.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,9 +116,12 @@ def blocked_evaluation(
     conditions = blocked(reason, message)
     # A scale patched and not yet folded into the state waits for an evaluation that
     # decides: cleared here, the next one would scale again within the policy's period.
-    return reported(
+    evaluation = reported(
         ref, raw_status, now, conditions, status=status, lateness=lateness, resolves_pending=False
     )
+    # Its load, forecast and desired count would otherwise freeze at the last evaluation's.
+    withdrawn = functools.partial(metrics.withdraw_decision, ref.namespace, ref.name)
+    return dataclasses.replace(evaluation, publications=(withdrawn,))
 
 
 def selection_notes(selection: ScheduledSelection) -> list[EventNote]:

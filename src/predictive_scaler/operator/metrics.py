@@ -190,6 +190,7 @@ MOVES = Counter("predictive_scaler_rebalance_moves", "Moves planned by the rebal
 EVICTIONS = Counter("predictive_scaler_evictions", "Rebalancing evictions by outcome", ("reason",))
 
 _WINDOWS = tuple((window.name,) for window in WINDOWS)
+BOUNDS = ("mean", "lower", "upper")
 _SCALER_WINDOWS = tuple((side, window.name) for side in SIDES for window in WINDOWS)
 _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     LOAD: ((),),
@@ -200,7 +201,7 @@ _KNOWN_LABELS: dict[Gauge | Counter, tuple[tuple[str, ...], ...]] = {
     OVERLOAD_REALISED: ((),),
     OVERLOAD_BEYOND_CEILING: ((),),
     FORECAST_QUANTILE: ((),),
-    FORECAST: (("mean",), ("lower",), ("upper",)),
+    FORECAST: tuple((bound,) for bound in BOUNDS),
     REPLICAS: (("current",), ("ready",), ("desired",), ("shadow_hpa",)),
     SCALE_ACTIONS: (("up",), ("down",)),
     REPLICA_MINUTES: _SCALER_WINDOWS,
@@ -275,6 +276,21 @@ def forget(namespace: str, name: str, token: int | None = None) -> None:
             return
         _served.pop((namespace, name), None)
         _drop(namespace, name)
+
+
+def withdraw(metric: Gauge | Counter, namespace: str, name: str, *labels: str) -> None:
+    """Drop one object's series that no longer says anything true (kept, it would freeze
+    at its last value); nothing when there is none."""
+    with contextlib.suppress(KeyError):
+        metric.remove(namespace, name, *labels)
+
+
+def withdraw_decision(namespace: str, name: str) -> None:
+    """An object not evaluated this time (blocked) has no load, forecast or desired count."""
+    withdraw(LOAD, namespace, name)
+    for bound in BOUNDS:
+        withdraw(FORECAST, namespace, name, bound)
+    withdraw(REPLICAS, namespace, name, "desired")
 
 
 def _drop(namespace: str, name: str) -> None:

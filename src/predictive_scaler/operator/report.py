@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from prometheus_client import Gauge
 
 from predictive_scaler.forecasting.known_seasons import SeasonKnowledge
 from predictive_scaler.operator import metrics
@@ -184,24 +185,26 @@ class Published:
 def publish(
     namespace: str, name: str, decision: Decision, seen: Published, runtime: ObjectRuntime
 ) -> None:
+    """Set the object's series from this evaluation; those it has nothing true for (a
+    budget no longer set, a forecast not made this time) are withdrawn, not left frozen."""
     labels = (namespace, name)
-    load = _latest(seen.history)
-    if load is not None:
-        metrics.LOAD.labels(*labels).set(load)
+    _set_or_withdraw(metrics.LOAD, labels, _latest(seen.history))
     metrics.TARGET_PER_REPLICA.labels(*labels).set(seen.spec.per_replica)
-    if seen.spec.budgeted:
-        budget, tracker = seen.spec.overload_budget, seen.state.overload
-        metrics.OVERLOAD_BUDGET.labels(*labels).set(budget)
-        metrics.FORECAST_QUANTILE.labels(*labels).set(tracker.quantile(budget))
-        if tracker.realised is not None:
-            metrics.OVERLOAD_REALISED.labels(*labels).set(tracker.realised)
-        if (beyond := tracker.beyond_ceiling_share) is not None:
-            metrics.OVERLOAD_BEYOND_CEILING.labels(*labels).set(beyond)
+    budgeted = seen.spec.budgeted
+    budget, tracker = seen.spec.overload_budget, seen.state.overload
+    _set_or_withdraw(metrics.OVERLOAD_BUDGET, labels, budget if budgeted else None)
+    quantile = tracker.quantile(budget) if budgeted else None
+    _set_or_withdraw(metrics.FORECAST_QUANTILE, labels, quantile)
+    _set_or_withdraw(metrics.OVERLOAD_REALISED, labels, tracker.realised if budgeted else None)
+    beyond = tracker.beyond_ceiling_share if budgeted else None
+    _set_or_withdraw(metrics.OVERLOAD_BEYOND_CEILING, labels, beyond)
     metrics.REPLICAS.labels(*labels, "current").set(decision.current_replicas)
     metrics.REPLICAS.labels(*labels, "ready").set(seen.ready_replicas)
     metrics.REPLICAS.labels(*labels, "desired").set(decision.desired_replicas)
     forecast = decision.forecast
     if forecast is None:
+        for bound in metrics.BOUNDS:
+            metrics.withdraw(metrics.FORECAST, namespace, name, bound)
         return
     peak = int(np.argmax(forecast.upper))
     metrics.FORECAST.labels(*labels, "mean").set(float(forecast.mean[peak]))
@@ -214,6 +217,13 @@ def publish(
         score = selection.backtest_errors.get(chosen)
         if score is not None and math.isfinite(score):
             metrics.BACKTEST_ERROR.labels(*labels).set(score)
+
+
+def _set_or_withdraw(metric: Gauge, labels: tuple[str, str], value: float | None) -> None:
+    if value is None:
+        metrics.withdraw(metric, *labels)
+    else:
+        metric.labels(*labels).set(value)
 
 
 def seasons_status(seasons: SeasonKnowledge) -> dict[str, Any]:

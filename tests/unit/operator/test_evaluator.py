@@ -14,6 +14,7 @@ from typing import Any, Self
 import numpy as np
 import pytest
 from kubernetes.client.exceptions import ApiException
+from prometheus_client import REGISTRY
 
 from predictive_scaler.forecasting import RefreshRequest, refresh_model
 from predictive_scaler.forecasting.forecast import FloatArray
@@ -479,3 +480,31 @@ def test_a_hold_without_a_forecast_drops_the_old_forecasts_numbers_and_load() ->
     assert status["forecast"]["summary"] is None
     assert status["forecast"]["value"] is None
     assert status["forecast"]["model"] == "naive"
+
+
+def sample(metric: str, **labels: str) -> float | None:
+    value: float | None = REGISTRY.get_sample_value(
+        metric, {"namespace": "shop", "name": "web", **labels}
+    )
+    return value
+
+
+def test_series_an_evaluation_has_nothing_true_for_are_withdrawn_not_frozen() -> None:
+    workloads, source = FakeWorkloads(), FakeSource(level=2.0)
+    evaluator = Evaluator(workloads, source, SETTINGS)
+    runtime = ObjectRuntime()
+    budgeted = spec(metric={"resource": "cpu", "capacityPerReplica": "1"})
+    evaluator.evaluate(REF, budgeted, {}, runtime, NOW)
+    assert sample("predictive_scaler_overload_budget_ratio") == 0.01
+    assert sample("predictive_scaler_forecast", bound="upper") is not None
+    # The budget taken out of the spec: its series go with it.
+    evaluator.evaluate(REF, spec(), {}, runtime, NOW + 60)
+    assert sample("predictive_scaler_overload_budget_ratio") is None
+    assert sample("predictive_scaler_forecast_quantile") is None
+    # The target gone: no load, forecast or desired count stands for it any more.
+    workloads.scale = None
+    evaluator.evaluate(REF, spec(), {}, runtime, NOW + 120)
+    assert sample("predictive_scaler_load") is None
+    assert sample("predictive_scaler_forecast", bound="upper") is None
+    assert sample("predictive_scaler_replicas", kind="desired") is None
+    assert sample("predictive_scaler_replicas", kind="current") is not None
