@@ -30,6 +30,16 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def _refuse_constant(word: str) -> Any:
+    raise ValueError(f"{word} is not a value the operator writes")
+
+
+def _loads(raw: str) -> Any:
+    """JSON as the operator writes it: NaN and Infinity, which Python's JSON reads and no
+    time or count may be, are damage (read as none), not a value to fail on later."""
+    return json.loads(raw, parse_constant=_refuse_constant)
+
+
 @dataclass(frozen=True)
 class PendingScale:
     """A scale about to be patched, written to status first: a crash may come in between."""
@@ -44,7 +54,7 @@ class PendingScale:
     @classmethod
     def from_status(cls, status: Mapping[str, Any]) -> PendingScale | None:
         try:
-            raw = json.loads(status.get(PENDING_SCALE) or "null")
+            raw = _loads(status.get(PENDING_SCALE) or "null")
             return None if raw is None else cls(int(raw["from"]), int(raw["to"]), float(raw["at"]))
         except (ValueError, TypeError, KeyError):
             return None
@@ -64,7 +74,7 @@ def previous_scaling_state(status: Mapping[str, Any]) -> ScalingState:
     if not raw:
         return ScalingState()
     try:
-        return ScalingState.from_json(json.loads(raw))
+        return ScalingState.from_json(_loads(raw))
     except (ValueError, TypeError):
         # A damaged state only forgets past recommendations; the next decisions rebuild it.
         return ScalingState()
@@ -92,7 +102,7 @@ def previous_shadow(status: Mapping[str, Any]) -> ShadowState | None:
     if not raw:
         return None
     try:
-        return ShadowState.from_json(json.loads(raw))
+        return ShadowState.from_json(_loads(raw))
     except (ValueError, TypeError, ValidationError):
         # A damaged shadow starts again from the workload as it runs now.
         return None

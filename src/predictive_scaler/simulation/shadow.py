@@ -16,10 +16,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from predictive_scaler.forecasting.forecast import Forecast
 from predictive_scaler.forecasting.metrics import naive_scale
@@ -63,8 +63,9 @@ class ShadowSpec:
 class FleetState:
     """A :class:`Fleet` as a value: its ready replicas and the steps the others are ready at."""
 
-    ready: int
-    starting: tuple[int, ...] = ()
+    # Bounded, so a damaged shadowState fails when read (and reads as none), not later.
+    ready: Annotated[int, Field(ge=0)]
+    starting: tuple[Annotated[int, Field(ge=0)], ...] = ()
 
     @property
     def replicas(self) -> int:

@@ -9,6 +9,7 @@ from predictive_scaler.operator.apiclient import resource_of
 from predictive_scaler.operator.persisted import (
     PendingScale,
     pending_scale_status,
+    previous_scaling_state,
     restored_scaling_state,
     scaling_state_status,
 )
@@ -22,10 +23,29 @@ def test_a_pending_scale_survives_the_round_trip_through_status() -> None:
 
 
 @pytest.mark.parametrize(
-    "stored", [None, "", "null", "{", '{"from": 1}', '{"from": "x", "to": 2, "at": 0}']
+    "stored",
+    [
+        None,
+        "",
+        "null",
+        "{",
+        '{"from": 1}',
+        '{"from": "x", "to": 2, "at": 0}',
+        '{"from": 2, "to": 4, "at": NaN}',
+        '{"from": 2, "to": 4, "at": Infinity}',
+    ],
 )
 def test_a_missing_or_damaged_pending_scale_reads_as_none(stored: str | None) -> None:
     assert PendingScale.from_status({"pendingScale": stored}) is None
+
+
+def test_a_scaling_state_with_a_nan_time_reads_as_none_not_as_a_failure_later() -> None:
+    # Python's JSON reads NaN; the first use of the time then failed every evaluation,
+    # and a failed evaluation never rewrote the state: the object stopped for good.
+    written = scaling_state_status(ScalingState(last_scale_time=1700000000.0))["scalingState"]
+    damaged = {"scalingState": written.replace("1700000000.0", "NaN")}
+    assert "NaN" in damaged["scalingState"]
+    assert previous_scaling_state(damaged) == ScalingState()
 
 
 def test_a_scale_patched_but_never_recorded_starts_the_cool_down_from_its_patch() -> None:

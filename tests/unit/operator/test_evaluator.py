@@ -7,6 +7,7 @@ the Events and the target's replicas.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Self
@@ -21,6 +22,7 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.handover import Delivery
 from predictive_scaler.operator.evaluation import Evaluation, ObjectRef
 from predictive_scaler.operator.kube import Scale, TargetNotFoundError
+from predictive_scaler.operator.persisted import previous_shadow
 from predictive_scaler.operator.prometheus import PrometheusSource
 from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.resource import ScaleTargetRef
@@ -508,3 +510,11 @@ def test_series_an_evaluation_has_nothing_true_for_are_withdrawn_not_frozen() ->
     assert sample("predictive_scaler_forecast", bound="upper") is None
     assert sample("predictive_scaler_replicas", kind="desired") is None
     assert sample("predictive_scaler_replicas", kind="current") is not None
+
+
+def test_a_shadow_with_a_negative_fleet_reads_as_none_not_as_a_failure_later() -> None:
+    written = evaluate(FakeWorkloads(), FakeSource(level=2.0), spec()).status["shadowState"]
+    shadow = json.loads(written)
+    assert previous_shadow({"shadowState": written}) is not None
+    shadow["hpa_fleet"] = {"ready": -5, "starting": []}
+    assert previous_shadow({"shadowState": json.dumps(shadow)}) is None
