@@ -98,7 +98,8 @@ class Evictor:
         now: float,
         nodes: Sequence[client.V1Node],
     ) -> CycleReport:
-        evicted, blocked = [], []
+        evicted: list[PodRef] = []
+        blocked: list[PodRef] = []
         # The stamps as this cycle read them, kept current as it writes, so an
         # undo restores what the previous move of the cycle wrote, not older.
         stamps: dict[Stamped, str | None] = {
@@ -110,25 +111,24 @@ class Evictor:
             stamps[owner.scaler] = owner.annotations.get(REBALANCED_AT)
         tainted, moved_from = set(), set()
         for move in plan.moves:
-            if self._taint(move.source):
-                tainted.add(move.source)
-            # The stamps are written before the eviction, not after: a crash in
-            # between then costs one settle without a move, never a second
-            # move of the same workload or node after a restart.
-            undo = self._stamp(move, opted, now, stamps)
+            try:
+                if self._taint(move.source):
+                    tainted.add(move.source)
+                # The stamps are written before the eviction, not after: a crash in
+                # between then costs one settle without a move, never a second
+                # move of the same workload or node after a restart.
+                undo = self._stamp(move, opted, now, stamps)
+            except ApiException as error:
+                # A node or scaler gone since the plan: this move fails, not the cycle
+                # (whose other moves, untainting and Events would be skipped).
+                self._not_moved(move, error, blocked)
+                continue
             failpoints.reach("evict:before")
             try:
                 self.kube.evict(move.pod)
             except ApiException as error:
                 self._unstamp(undo, stamps)
-                reason = "Blocked" if error.status == 429 else "Failed"
-                metrics.EVICTIONS.labels(reason).inc()
-                blocked.append(move.pod)
-                self.event(
-                    move.pod,
-                    f"Eviction{reason}",
-                    f"not moved ({error.status} {error.reason}): {describe(move)}",
-                )
+                self._not_moved(move, error, blocked)
                 continue
             failpoints.reach("evict:after")
             metrics.EVICTIONS.labels("Evicted").inc()
@@ -140,6 +140,16 @@ class Evictor:
         for node in tainted - moved_from:
             self._untaint(node)
         return CycleReport(plan, tuple(evicted), tuple(blocked))
+
+    def _not_moved(self, move: Move, error: ApiException, blocked: list[PodRef]) -> None:
+        reason = "Blocked" if error.status == 429 else "Failed"
+        metrics.EVICTIONS.labels(reason).inc()
+        blocked.append(move.pod)
+        self.event(
+            move.pod,
+            f"Eviction{reason}",
+            f"not moved ({error.status} {error.reason}): {describe(move)}",
+        )
 
     def dry_run(self, plan: Plan) -> CycleReport:
         for move in plan.moves:
@@ -198,10 +208,16 @@ class Evictor:
             earlier = Streak.decode(stamps.get(owner.scaler))
             streak = Streak(now, now) if earlier is None else earlier.extended(now, self.cooldown)
             writes.append((owner.scaler, streak.encode()))
-        undo = [(target, stamps.get(target)) for target, _ in writes]
-        for target, stamp in writes:
-            self.kube.annotate(target, REBALANCED_AT, stamp)
-            stamps[target] = stamp
+        undo: list[tuple[Stamped, str | None]] = []
+        try:
+            for target, stamp in writes:
+                before = stamps.get(target)
+                self.kube.annotate(target, REBALANCED_AT, stamp)
+                undo.append((target, before))
+                stamps[target] = stamp
+        except ApiException:
+            self._unstamp(undo, stamps)  # what was written of this move goes back
+            raise
         return undo
 
     def _unstamp(

@@ -30,6 +30,7 @@ class FakeCluster:
     annotations: dict[NodeRef | ScalerRef, str | None] = field(default_factory=dict)
     events: list[tuple[PodRef, str, str]] = field(default_factory=list)
     repeats: list[tuple[str, int]] = field(default_factory=list)
+    gone: set[NodeRef | ScalerRef] = field(default_factory=set)
 
     def evict(self, pod: PodRef) -> None:
         self.calls.append(("evict", pod))
@@ -39,6 +40,8 @@ class FakeCluster:
     def annotate(self, target: NodeRef | ScalerRef, key: str, value: str | None) -> None:
         assert key == REBALANCED_AT
         self.calls.append(("annotate", target))
+        if target in self.gone:
+            raise ApiException(status=404, reason="Not Found")
         self.annotations[target] = value
 
     def update_taints(self, node: str, change: TaintChange) -> bool:
@@ -156,3 +159,23 @@ def test_the_taint_is_lifted_once_the_node_has_left_the_high_load_heap() -> None
     cluster = FakeCluster(taints={name: [draining, other] for name in ("still-hot", "cooled")})
     Evictor(cluster, COOLDOWN).lift_taints(listed, still_hot={"still-hot"})
     assert cluster.taints == {"still-hot": [draining, other], "cooled": [other]}
+
+
+def test_a_move_whose_scaler_is_gone_fails_alone_and_puts_its_node_stamps_back() -> None:
+    # The PredictiveScaler deleted between the plan and the move: its stamp gets a 404.
+    shop = WorkloadRef("shop", "Deployment", "shop")
+    opted = {**OPTED, shop: OptedIn(ScalerRef("shop", "gone"), {})}
+    cluster = FakeCluster(gone={ScalerRef("shop", "gone")})
+    first = Move(PodRef("shop", "shop-a"), shop, "hot", "cool", 0.5)
+    report = Evictor(cluster, COOLDOWN).execute(
+        plan(first, move("web-a", source="warm", destination="cooler")),
+        OPTED | opted,
+        1000.0,
+        nodes(),
+    )
+    assert report.blocked == (PodRef("shop", "shop-a"),)
+    assert report.evicted == (PodRef("shop", "web-a"),)
+    assert cluster.annotations[NodeRef("hot")] is None
+    assert cluster.annotations[NodeRef("cool")] is None
+    assert ("evict", PodRef("shop", "shop-a")) not in cluster.calls
+    assert "EvictionFailed" in [reason for _, _, reason in cluster.events]
