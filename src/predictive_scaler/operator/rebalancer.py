@@ -100,6 +100,10 @@ class Rebalancer:
         self.settings = settings
         self.strategy = strategy or default_strategy(settings)
         self.evictor = Evictor(kube, settings.rebalance_cooldown)
+        # When each pod's eviction was last refused (a PDB's 429): kept out of the plans
+        # for a settle, so a pod a PDB always protects does not take a move every cycle
+        # from the pods beside it. In memory only: a restart costs one refusal more.
+        self._refused: dict[PodRef, float] = {}
 
     @classmethod
     def from_settings(cls, api: client.ApiClient, settings: OperatorSettings) -> Rebalancer:
@@ -149,7 +153,11 @@ class Rebalancer:
             if info.opted_in and info.workload and pod.metadata.creation_timestamp is not None:
                 created = pod.metadata.creation_timestamp.timestamp()
                 births.append(PodBirth(info.ref, info.workload, created))
-        plan = self.strategy.plan(nodes, pods, self._cooling(listed, opted, births, now))
+        settle = settings.rebalance_settle_seconds
+        self._refused = {pod: at for pod, at in self._refused.items() if now - at < settle}
+        cool = self._cooling(listed, opted, births, now)
+        cool = replace(cool, pods=cool.pods | frozenset(self._refused))
+        plan = self.strategy.plan(nodes, pods, cool)
         metrics.publish_balance(plan, self.strategy.threshold)
         reasons = sorted({s.reason for s in plan.skipped})
         log.info(
@@ -166,6 +174,7 @@ class Rebalancer:
         )
         if settings.rebalance_mode == "Auto":
             report = self.evictor.execute(plan, opted, now, listed)
+            self._refused |= dict.fromkeys(report.blocked, now)
         else:
             report = self.evictor.dry_run(plan)
         self.evictor.report_skipped(plan)
