@@ -20,6 +20,9 @@ TYPES = (
 )
 # A condition whose True is bad news: its change to True is a Warning.
 _TRUE_IS_BAD = {"ScalingLimited", "EvaluationsLate"}
+# Limits that are the policy working, not news: a scale-down held by its stabilisation
+# window (the HPA files it under AbleToScale=True). Their Events are Normal, not Warning.
+_ROUTINE = {("ScalingLimited", "ScaleDownStabilized")}
 # EvaluationsLate turns True after this many evaluations in a row started more
 # than half a syncPeriod late: one slow turn (a restart, a long query) is not a trend.
 LATE_CYCLES = 3
@@ -34,6 +37,8 @@ class Condition:
 
     @property
     def healthy(self) -> bool:
+        if (self.type, self.reason) in _ROUTINE:
+            return True
         return (self.status == "True") != (self.type in _TRUE_IS_BAD)
 
 

@@ -52,6 +52,8 @@ def test_bad_news_is_a_warning_and_limits_are_bad_news_when_true() -> None:
     assert not Condition("Ready", "False", "TargetNotFound", "").healthy
     assert not Condition("ScalingLimited", "True", "ScaleUpLimit", "").healthy
     assert Condition("ScalingLimited", "False", "DesiredWithinRange", "").healthy
+    # A scale-down held by its stabilisation window is the policy working: no Warning.
+    assert Condition("ScalingLimited", "True", "ScaleDownStabilized", "").healthy
 
 
 def test_a_blocked_object_is_not_ready_and_does_not_scale() -> None:
