@@ -22,10 +22,12 @@ from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.units import parse_duration
 from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.localcluster.configs import METRICS_SERVER_RESOLUTION
+from predictive_scaler_dev.localcluster.kube import running_pods, set_pod_usage
 from predictive_scaler_dev.localcluster.waiting import wait_until
 from tests.fixtures.cluster import (
     KwokNodes,
     create_deployment,
+    deployment,
     wait_for,
 )
 from tests.fixtures.operator import (
@@ -37,6 +39,8 @@ from tests.fixtures.operator import (
     wait_condition,
 )
 from tests.fixtures.rebalancing import PODS, WORKLOAD, skewed_pool
+
+BYSTANDER = "bystander"
 
 # Nothing listens here: an operator that asked Prometheus would say so.
 NO_PROMETHEUS = "http://127.0.0.1:9"
@@ -138,6 +142,19 @@ def test_the_rebalancer_plans_from_metrics_server_usage(
     namespace: str,
 ) -> None:
     pool = skewed_pool(kwok_nodes, core_v1, apps_v1, custom_objects, namespace)
+    # A real node's kubelet reports its own usage; kwok's reports a node's pods', so an
+    # empty one has no NodeMetrics, and a node the source does not measure is no
+    # destination. A bystander pod (not opted in) gives the cool node a measured load.
+    bystander = deployment(BYSTANDER, 1)
+    bystander["spec"]["template"]["spec"]["nodeName"] = pool.cool
+    apps_v1.create_namespaced_deployment(namespace, bystander)  # type: ignore[arg-type]
+    wait_for(
+        lambda: len(running_pods(core_v1, namespace, BYSTANDER)) == 1,
+        what=f"{BYSTANDER} Running on {pool.cool}",
+    )
+    (pod,) = running_pods(core_v1, namespace, BYSTANDER)
+    assert pod.metadata is not None
+    set_pod_usage(core_v1, namespace, str(pod.metadata.name), cpu="200m")
     settings = OperatorSettings.from_environment(
         {
             "PREDICTIVE_SCALER_METRICS_SOURCE": "metrics-api",
@@ -153,8 +170,9 @@ def test_the_rebalancer_plans_from_metrics_server_usage(
         def hot_node_and_its_pods_report_their_load() -> bool:
             source.poll()
             usage = source.usage()
-            # An empty node may have no NodeMetrics at all: it counts as idle.
             node_cpu = usage.nodes.get(pool.hot, {}).get("cpu", 0.0)
+            if pool.cool not in usage.nodes:
+                return False
             # A pod's PodMetrics can lag its node's by a scrape: the planner
             # moves no pod whose usage it does not know.
             pods_cpu = [
