@@ -10,8 +10,6 @@ from predictive_scaler.operator.evictor import (
     without_draining_taint,
 )
 from predictive_scaler.operator.kube import Kubernetes
-from predictive_scaler.operator.rebalancer import lift_stray_taints
-from predictive_scaler.operator.settings import OperatorSettings
 from tests.fixtures.cluster import KwokNodes
 
 OTHER = client.V1Taint(key="example.com/being-deleted", effect="NoSchedule", value="true")
@@ -48,34 +46,3 @@ def test_a_taint_another_controller_adds_meanwhile_is_kept(
     keys = taint_keys(core_v1, node)
     assert OTHER.key in keys
     assert DRAINING_TAINT not in keys
-
-
-def draining(core_v1: client.CoreV1Api, kube_api: client.ApiClient, node: str) -> None:
-    assert Kubernetes(kube_api).update_taints(node, with_draining_taint)
-    assert DRAINING_TAINT in taint_keys(core_v1, node)
-
-
-def test_a_draining_taint_no_cycle_will_visit_is_lifted_at_start_up(
-    kube_api: client.ApiClient, core_v1: client.CoreV1Api, kwok_nodes: KwokNodes
-) -> None:
-    inside, outside = kwok_nodes.create(count=2)
-    core_v1.patch_node(inside, {"metadata": {"labels": {"pool": "balanced"}}})
-    for node in (inside, outside):
-        draining(core_v1, kube_api, node)
-    kube = Kubernetes(kube_api)
-    narrowed = OperatorSettings.from_environment(
-        {
-            "PROMETHEUS_URL": "http://prometheus:9090",
-            "PREDICTIVE_SCALER_REBALANCE_NODES": "pool=balanced",
-        }
-    )
-    # Outside REBALANCE_NODES no cycle lifts it; inside, the cycles still decide.
-    assert outside in lift_stray_taints(kube, narrowed)
-    assert DRAINING_TAINT not in taint_keys(core_v1, outside)
-    assert DRAINING_TAINT in taint_keys(core_v1, inside)
-    # With rebalancing Off, no cycle runs at all.
-    off = OperatorSettings.from_environment(
-        {"PROMETHEUS_URL": "http://prometheus:9090", "PREDICTIVE_SCALER_REBALANCE_MODE": "Off"}
-    )
-    assert inside in lift_stray_taints(kube, off)
-    assert DRAINING_TAINT not in taint_keys(core_v1, inside)

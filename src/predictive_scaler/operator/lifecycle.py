@@ -13,13 +13,11 @@ from typing import Any
 
 import kopf
 from aiohttp import web
-from kubernetes.client.exceptions import ApiException
 from prometheus_client import start_http_server
 
 from predictive_scaler.operator import metrics
 from predictive_scaler.operator.kube import FINALIZER
 from predictive_scaler.operator.leadership import Leadership
-from predictive_scaler.operator.rebalancer import lift_stray_taints
 from predictive_scaler.operator.resource import GROUP
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.operator.state import OperatorState
@@ -49,21 +47,9 @@ async def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) 
         # waits here, watching nothing and acting on nothing.
         await _stand_by(state.leadership, state.settings)
     metrics.LEADER.set(1)
-    await _lift_stray_taints(state)
     if state.rebalancer is not None:
         state.tasks.append(asyncio.create_task(_rebalance_forever(state), name="rebalance"))
     state.tasks.append(asyncio.create_task(_release_on_crd_deletion(state), name="crd-watch"))
-
-
-async def _lift_stray_taints(state: OperatorState) -> None:
-    log = logging.getLogger(__name__)
-    try:
-        lifted = await asyncio.to_thread(lift_stray_taints, state.kube, state.settings)
-    except ApiException as error:  # a start-up tidy-up, never a reason not to start
-        log.warning("could not lift draining taints left on unvisited nodes: %s", error.reason)
-        return
-    if lifted:
-        log.info("lifted the draining taint left on %s", ", ".join(lifted))
 
 
 @kopf.on.cleanup()

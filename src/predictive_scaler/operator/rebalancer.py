@@ -60,33 +60,6 @@ def _epoch(text: str | None) -> float | None:
         return None
 
 
-def lift_stray_taints(kube: Kubernetes, settings: OperatorSettings) -> list[str]:
-    """Lift the draining taint from the nodes no rebalancing cycle will visit: all of them
-    with rebalancing Off, else those outside REBALANCE_NODES; the names lifted.
-
-    A taint left there (by a run before a switch to Off or to a narrower node
-    selector) would go on steering pods off those nodes for good.
-    """
-    visited = (
-        set()
-        if settings.rebalance_mode == "Off"
-        else {
-            str(n.metadata.name)
-            for n in kube.list_nodes(settings.rebalance_nodes or None)
-            if n.metadata is not None
-        }
-    )
-    stray = [
-        node
-        for node in kube.list_nodes()
-        if node.metadata is not None
-        and str(node.metadata.name) not in visited
-        and any(t.key == DRAINING_TAINT for t in (node.spec.taints if node.spec else None) or [])
-    ]
-    Evictor(kube, settings.rebalance_cooldown).lift_taints(stray, still_hot=set())
-    return [str(node.metadata.name) for node in stray if node.metadata is not None]
-
-
 class Rebalancer:
     def __init__(
         self,
