@@ -19,11 +19,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 
-from prometheus_client import ProcessCollector
-
 from predictive_scaler.forecasting import Refreshed, RefreshRequest, refresh_model
 from predictive_scaler.forecasting.refresh_job import DEFAULT_SELECTION_BUDGET_SECONDS
-from predictive_scaler.operator.metrics import SELECTION_WORKERS_MEMORY
 from predictive_scaler.units import format_duration
 
 # Selections yield the CPU to the operator's own process: an evaluation late by
@@ -69,6 +66,8 @@ def _prepare_worker(operator: int) -> None:
 def _resident_bytes(pid: int) -> float:
     # The reading prometheus_client makes of the operator's own /proc entry, made of a
     # worker's; nothing where there is no /proc or the worker has just gone.
+    from prometheus_client import ProcessCollector  # noqa: PLC0415 - see SelectionWorkers
+
     collector = ProcessCollector(pid=lambda: pid, registry=None)
     return sum(
         sample.value
@@ -93,6 +92,10 @@ class SelectionWorkers:
         self.stuck_after = STUCK_AFTER_BUDGETS * budget_seconds
         self.work = work
         self._pool = self._start()
+        # Imported here, not with the module: every worker imports this module (its
+        # initializer lives here), and the metrics would cost each of them 11 MB.
+        from predictive_scaler.operator.metrics import SELECTION_WORKERS_MEMORY  # noqa: PLC0415
+
         SELECTION_WORKERS_MEMORY.set_function(self.resident_memory_bytes)
 
     def _start(self) -> concurrent.futures.ProcessPoolExecutor:

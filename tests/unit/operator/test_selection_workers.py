@@ -216,3 +216,16 @@ def test_two_selections_stuck_at_once_both_fail_and_the_workers_serve_again() ->
     assert all(isinstance(f, SelectionStuckError | BrokenProcessPool) for f in failures), failures
     assert any(isinstance(f, SelectionStuckError) for f in failures)
     assert model == "holt"
+
+
+def test_a_worker_does_not_import_the_operators_metrics() -> None:
+    # Every worker imports this module for its initializer; the metrics (and pydantic and
+    # prometheus_client with them) cost each worker 11 MB it never uses.
+    script = (
+        "import sys, predictive_scaler.operator.selection_workers\n"
+        "print('predictive_scaler.operator.metrics' in sys.modules)\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert shown == "False"
