@@ -32,9 +32,10 @@ TAIL_SHARE = 0.25
 TAIL_WEIGHT = 0.5
 # A candidate whose worst origin is this many times naive's worst is out.
 HEAVY_TAIL = 1.5
-# Errors below this share of the scale are the arithmetic's rounding, not a tail: on a
-# constant load naive errs by exactly 0 and a fitted model by 1e-14.
-ROUNDING_NOISE = 1e-9
+# Errors below this share of the load's size are numerical tolerance, not a tail: on a
+# constant load naive errs by exactly 0, a smoothing model by 1e-14 and ARIMA's
+# optimiser by 1e-5 of the level.
+NUMERICAL_NOISE = 1e-4
 # A backtest forecast further than this many ranges of its training window
 # above its peak (or below its trough) is a model leaving the history's range.
 RANGE_MARGIN = 1.0
@@ -283,7 +284,8 @@ class _Scoring:
             return f"forecasts left the history's range at {breaches} origins"
         worst = float(self.per_origin(errors).max())
         naive_worst = float(self.naive_per_origin.max())
-        if worst > max(HEAVY_TAIL * naive_worst, ROUNDING_NOISE) and name != Naive.name:
+        noise = NUMERICAL_NOISE * float(np.nanmax(np.abs(self.y))) / self.scale
+        if worst > max(HEAVY_TAIL * naive_worst, noise) and name != Naive.name:
             return f"worst origin {worst:.3g}x the scale, naive's {naive_worst:.3g}x"
         return None
 
