@@ -78,13 +78,14 @@ def add_parser(commands: Any) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
+    # Before the settings are checked: a misspelt variable may be why they fail.
+    for warning in misspelt_variables(os.environ):
+        print(f"predictive-scaler run: warning: {warning}", file=sys.stderr)
     try:
         settings = OperatorSettings.from_environment(os.environ)
     except SettingsError as error:
         print(f"predictive-scaler run: bad configuration:\n{error}", file=sys.stderr)
         return 2
-    for warning in misspelt_variables(os.environ):
-        print(f"predictive-scaler run: warning: {warning}", file=sys.stderr)
     try:
         config.load_config()  # type: ignore[no-untyped-call]
     except config.ConfigException as error:

@@ -281,16 +281,17 @@ def misspelt_variables(environ: Mapping[str, str]) -> list[str]:
     dev tools share the prefix. A near miss is worth a warning, though: an
     unread PREDICTIVE_SCALER_NAMESPACE would quietly watch the whole cluster.
     """
-    # Compared without the prefix they share, which would make any two look alike.
-    known = [name.removeprefix(PREFIX) for name in VARIABLES.values()]
+    # Compared without the prefix they share, which would make any two look alike
+    # (PROMETHEUS_URL has none: PREDICTIVE_SCALER_PROMETHEUS_URL is a near miss of it).
+    known = {name.removeprefix(PREFIX): name for name in VARIABLES.values()}
     words = []
     for name in sorted(environ):
-        if name.startswith(PREFIX) and name.removeprefix(PREFIX) not in known:
+        if name.startswith(PREFIX) and name not in VARIABLES.values():
             close = difflib.get_close_matches(
-                name.removeprefix(PREFIX), known, n=1, cutoff=MISSPELT_CUTOFF
+                name.removeprefix(PREFIX), list(known), n=1, cutoff=MISSPELT_CUTOFF
             )
             if close:
                 words.append(
-                    f"{name} is not a setting and is ignored: did you mean {PREFIX}{close[0]}?"
+                    f"{name} is not a setting and is ignored: did you mean {known[close[0]]}?"
                 )
     return words

@@ -336,11 +336,15 @@ def test_a_near_miss_of_a_setting_is_named_with_the_setting_it_nearly_spells() -
         "PREDICTIVE_SCALER_METRICS_SERVER_PORT": "4443",
         "PREDICTIVE_SCALER_APISERVER_URL": "https://127.0.0.1:6443",
         "PREDICTIVE_SCALER_ETCD_PORT": "2379",
+        "PREDICTIVE_SCALER_PROMETHEUS_PORT": "9090",
         "PREDICTIVE_SCALER_NAMESPACES": "shop",
+        "PREDICTIVE_SCALER_PROMETHEUS_URL": "http://prometheus:9090",
     }
     assert misspelt_variables(environ) == [
         "PREDICTIVE_SCALER_NAMESPACE is not a setting and is ignored: "
         "did you mean PREDICTIVE_SCALER_NAMESPACES?",
+        "PREDICTIVE_SCALER_PROMETHEUS_URL is not a setting and is ignored: "
+        "did you mean PROMETHEUS_URL?",
         "PREDICTIVE_SCALER_REBALANCE_MOD is not a setting and is ignored: "
         "did you mean PREDICTIVE_SCALER_REBALANCE_MODE?",
     ]
