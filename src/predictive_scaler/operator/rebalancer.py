@@ -73,9 +73,10 @@ class Rebalancer:
         self.settings = settings
         self.strategy = strategy or default_strategy(settings)
         self.evictor = Evictor(kube, settings.rebalance_cooldown)
-        # When each pod's eviction was last refused (a PDB's 429): kept out of the plans
-        # for a settle, so a pod a PDB always protects does not take a move every cycle
-        # from the pods beside it. In memory only: a restart costs one refusal more.
+        # When each pod's eviction was last refused (a PDB's 429, or another failure):
+        # kept out of the plans for a settle, so a pod a PDB always protects does not take
+        # a move every cycle from the pods beside it. In memory only: a restart costs one
+        # refusal more.
         self._refused: dict[PodRef, float] = {}
 
     @classmethod
@@ -129,7 +130,7 @@ class Rebalancer:
         settle = settings.rebalance_settle_seconds
         self._refused = {pod: at for pod, at in self._refused.items() if now - at < settle}
         cool = self._cooling(listed, opted, births, now)
-        cool = replace(cool, pods=cool.pods | frozenset(self._refused))
+        cool = replace(cool, refused=frozenset(self._refused))
         plan = self.strategy.plan(nodes, pods, cool)
         metrics.publish_balance(plan, self.strategy.threshold)
         reasons = sorted({s.reason for s in plan.skipped})

@@ -190,6 +190,8 @@ def _movable(
         reason = why_not_movable(pod, allow_local_storage=allow_local_storage)
         if reason is None and (pod.ref in cooling.pods or pod.workload in cooling.workloads):
             reason = "CoolDown"
+        if reason is None and pod.ref in cooling.refused:
+            reason = "RecentlyRefused"
         if reason is None and cluster.moved_workloads[pod.workload] >= limits.per_workload:
             reason = "WorkloadLimit"
         if reason is None:

@@ -175,3 +175,14 @@ def test_a_cooling_workload_is_not_moved_again() -> None:
     plan = plan_moves(nodes, pods, CPU_ONLY, cooling=cooling)
     assert plan.moves == ()
     assert {s.reason for s in plan.skipped if s.node == "hot"} == {"CoolDown"}
+
+
+def test_a_pod_whose_eviction_was_refused_sits_out_and_the_next_one_moves() -> None:
+    nodes, pods = skewed()
+    first = plan_moves(nodes, pods, CPU_ONLY)
+    assert first.moves
+    refused = first.moves[0].pod
+    again = plan_moves(nodes, pods, CPU_ONLY, cooling=Cooling(refused=frozenset({refused})))
+    assert again.moves
+    assert refused not in {move.pod for move in again.moves}
+    assert {s.reason for s in again.skipped if s.pod == refused} == {"RecentlyRefused"}
