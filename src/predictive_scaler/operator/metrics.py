@@ -286,11 +286,13 @@ def withdraw(metric: Gauge | Counter, namespace: str, name: str, *labels: str) -
 
 
 def withdraw_decision(namespace: str, name: str) -> None:
-    """An object not evaluated this time (blocked) has no load, forecast or desired count."""
+    """An object not evaluated this time (blocked) has no load, forecast or replica counts:
+    its target was not read (or is gone)."""
     withdraw(LOAD, namespace, name)
     for bound in BOUNDS:
         withdraw(FORECAST, namespace, name, bound)
-    withdraw(REPLICAS, namespace, name, "desired")
+    for kind in ("current", "ready", "desired"):
+        withdraw(REPLICAS, namespace, name, kind)
 
 
 def _drop(namespace: str, name: str) -> None:

@@ -503,13 +503,15 @@ def test_series_an_evaluation_has_nothing_true_for_are_withdrawn_not_frozen() ->
     evaluator.evaluate(REF, spec(), {}, runtime, NOW + 60)
     assert sample("predictive_scaler_overload_budget_ratio") is None
     assert sample("predictive_scaler_forecast_quantile") is None
-    # The target gone: no load, forecast or desired count stands for it any more.
+    # The target gone: no load, forecast or replica count stands for it any more.
     workloads.scale = None
     evaluator.evaluate(REF, spec(), {}, runtime, NOW + 120)
     assert sample("predictive_scaler_load") is None
     assert sample("predictive_scaler_forecast", bound="upper") is None
-    assert sample("predictive_scaler_replicas", kind="desired") is None
-    assert sample("predictive_scaler_replicas", kind="current") is not None
+    for kind in ("current", "ready", "desired"):
+        assert sample("predictive_scaler_replicas", kind=kind) is None
+    # What the spec says still stands.
+    assert sample("predictive_scaler_target_per_replica") == 0.5
 
 
 def test_a_shadow_with_a_negative_fleet_reads_as_none_not_as_a_failure_later() -> None:
