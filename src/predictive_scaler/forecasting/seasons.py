@@ -40,6 +40,10 @@ DAY = 86_400.0
 WEEK = 7 * DAY
 CANDIDATE_PERIODS = (DAY, WEEK)
 MIN_CYCLES = 2
+# A history reaches back as far as at least this share of its samples is real: a
+# quarter keeps a load defined only by day, and drops a stray sample a week before
+# two days of load (one real sample in ten).
+MIN_REAL_SHARE = 0.25
 # The tests run on bin means, this many per shortest candidate season.
 BINS_PER_SEASON = 12
 # Autocorrelation of the changes at the period, and its excess over off-phase
@@ -78,10 +82,10 @@ class TimedSeries:
         """How far back from its newest real sample the history really reaches.
 
         The longest stretch ending at the newest real sample of which at least
-        half the samples are real (the share the recent window needs before it
-        is forecast): a stray sample days before the rest (an old pod of the
-        same name, a brief scrape) adds no days a season could be learnt from,
-        while an outage of a few hours within two weeks still counts as spanned.
+        MIN_REAL_SHARE of the samples are real: a stray sample days before the
+        rest (an old pod of the same name, a brief scrape) adds no days a season
+        could be learnt from, while outages, and a load that is only defined by
+        day (a latency quantile, NaN without traffic), still count as spanned.
         """
         observed = np.isfinite(self.values)
         finite = np.flatnonzero(observed)
@@ -91,7 +95,8 @@ class TimedSeries:
         # Real samples from each index to the newest, over the samples in that stretch.
         real_after = np.cumsum(observed[: newest + 1][::-1])[::-1]
         stretch = newest + 1 - np.arange(newest + 1)
-        reaching = np.flatnonzero(observed[: newest + 1] & (2 * real_after >= stretch))
+        spanned = real_after >= MIN_REAL_SHARE * stretch
+        reaching = np.flatnonzero(observed[: newest + 1] & spanned)
         return float(newest - reaching[0] + 1) * self.step_seconds
 
 

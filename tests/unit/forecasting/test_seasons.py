@@ -96,6 +96,14 @@ def test_an_outage_within_the_history_still_counts_as_spanned() -> None:
     assert timed(load).observed_seconds == pytest.approx(load.size * STEP)
 
 
+def test_a_load_defined_only_by_day_still_spans_its_history() -> None:
+    # A latency quantile is NaN without traffic: 10 h a day of samples, for two weeks.
+    load = daily_load(0)
+    hours = (np.arange(load.size) * STEP / 3600) % 24
+    load[(hours < 8) | (hours >= 18)] = np.nan
+    assert timed(load).observed_seconds > 13 * DAY
+
+
 def test_the_profile_lines_up_with_the_clock_at_any_step() -> None:
     start = 3 * DAY + 7 * STEP  # the window does not begin at phase zero
     t = start + np.arange(TWO_WEEKS) * STEP
