@@ -37,7 +37,7 @@ class ScaleInRanker:
         """
         settings = self.settings
         usage = usage_ahead(source, settings.rebalance_lookahead, settings.min_rate_window)
-        nodes = node_infos(self.kube.list_nodes(), usage)
+        nodes = node_infos(self.kube.list_nodes(), usage, unmeasured_as_idle=True)
         replicas = []
         for pod in self.kube.list_pods(namespace, selector):
             if pod.metadata is None or pod.spec is None or pod.metadata.deletion_timestamp:

@@ -189,16 +189,20 @@ def usage_ahead(source: MetricSource, lookahead: float, min_rate_window: float) 
     return Usage(nodes, usage.pods)
 
 
-def node_infos(nodes: Iterable[client.V1Node], usage: Usage) -> list[NodeInfo]:
+def node_infos(
+    nodes: Iterable[client.V1Node], usage: Usage, *, unmeasured_as_idle: bool = False
+) -> list[NodeInfo]:
     """The nodes whose usage the source reports, with it.
 
     A node it does not report (new, its kubelet not scraped) is left out, not
-    taken as idle: an idle node drags the cluster's mean down, so every measured
-    node looked hot and the unmeasured one the best destination, and pods were
-    evicted from a balanced cluster. Its pods are left out with it.
+    taken as idle: to the rebalancer an idle node drags the cluster's mean down,
+    so every measured node looked hot and the unmeasured one the best
+    destination, and pods were evicted from a balanced cluster. Its pods are
+    left out with it. The scale-in ranking takes it as idle
+    (``unmeasured_as_idle``): most often a new node, whose pods go last.
     """
     return [
-        node_info(n, usage.nodes[str(n.metadata.name)])
+        node_info(n, usage.nodes.get(str(n.metadata.name), IDLE))
         for n in nodes
-        if n.metadata is not None and str(n.metadata.name) in usage.nodes
+        if n.metadata is not None and (unmeasured_as_idle or str(n.metadata.name) in usage.nodes)
     ]

@@ -54,8 +54,7 @@ def deletion_costs(
     for pod in replicas:
         node = loads.get(pod.node)
         if node is None:
-            # Not on a measured node (pending, or its node's usage unknown): removing it
-            # strands nothing known, so it goes first.
+            # Not on a known node (pending): removing it strands nothing, so it goes first.
             ranked.append((-1.0, -1.0, pod.ref))
             continue
         after = node.moved({m: -v for m, v in pod.usage.items()})

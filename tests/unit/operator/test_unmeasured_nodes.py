@@ -35,3 +35,10 @@ def test_a_node_missing_a_metric_others_report_is_unmeasured() -> None:
     assert set(measured_nodes(cpu, memory)) == {"n1", "n2"}
     # A metric no node reports is 0 for all, as the weights without it would score them.
     assert measured_nodes(cpu, {}) == {n: {CPU: v, MEMORY: 0.0} for n, v in cpu.items()}
+
+
+def test_the_scale_in_ranking_takes_an_unmeasured_node_as_idle() -> None:
+    # Most often a new node: its pods go last, as an idle node's do.
+    usage = Usage({"n1": {CPU: 2.0, MEMORY: 4 * 2**30}}, {})
+    infos = node_infos([node("n1"), node("new")], usage, unmeasured_as_idle=True)
+    assert {info.load.name: info.load.usage[CPU] for info in infos} == {"n1": 2.0, "new": 0.0}
