@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import http.server
-import json
 import threading
-import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pytest
 import requests
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ReadTimeoutError
 
+from predictive_scaler.operator import prometheus
 from predictive_scaler.operator.prometheus import (
     MAX_POINTS_PER_QUERY,
     PrometheusSource,
@@ -42,36 +42,44 @@ def test_each_evaluation_thread_keeps_its_own_client_and_its_connections() -> No
     assert other[0] is not first  # a requests.Session is not shared across threads
 
 
-class SlowPrometheus(http.server.BaseHTTPRequestHandler):
-    """Answers every range query with an empty matrix, DELAY seconds late."""
+@dataclass
+class SlowRanges:
+    """Range queries that each take 0.6 s on a clock of their own, and the timeout each got."""
 
-    DELAY = 0.6
+    now: float = 0.0
+    timeouts: list[float] = field(default_factory=list)
 
-    def do_GET(self) -> None:
-        time.sleep(self.DELAY)  # the latency under test, not synchronisation
-        body = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": []}})
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body.encode())
+    def monotonic(self) -> float:
+        return self.now
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+    def range(
+        self, source: PrometheusSource, query: str, step: float, start: float, end: float
+    ) -> list[tuple[float, float]]:
+        self.timeouts.append(source.timeout)
+        self.now += 0.6
+        return []
 
 
-def test_a_window_read_in_several_queries_shares_one_timeout() -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowPrometheus)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        source = PrometheusSource(f"http://127.0.0.1:{server.server_address[1]}", 1.0)
-        # Three queries of 0.6 s each: within 1 s apiece, but not together.
-        with pytest.raises(MetricsError) as raised:
-            source.query_samples("up", step=1.0, start=0.0, end=3 * MAX_POINTS_PER_QUERY - 1.0)
-        assert raised.value.reason == "Timeout"
-        # One query's worth is read whole.
-        values = source.query_samples("up", step=1.0, start=0.0, end=100.0)
-        assert values.size == 101
-    finally:
-        server.shutdown()
-        server.server_close()
+def test_a_window_read_in_several_queries_shares_one_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    slow = SlowRanges()
+    monkeypatch.setattr(prometheus, "time", SimpleNamespace(monotonic=slow.monotonic))
+
+    def timed_range(
+        source: PrometheusSource, query: str, step: float, start: float, end: float
+    ) -> list[tuple[float, float]]:
+        return slow.range(source, query, step, start, end)
+
+    monkeypatch.setattr(PrometheusSource, "_range", timed_range)
+    source = PrometheusSource("http://127.0.0.1:9", 1.0)
+    # Three queries of 0.6 s each: within 1 s apiece, but not together.
+    with pytest.raises(MetricsError) as raised:
+        source.query_samples("up", step=1.0, start=0.0, end=3 * MAX_POINTS_PER_QUERY - 1.0)
+    assert raised.value.reason == "Timeout"
+    assert slow.timeouts == [1.0, pytest.approx(0.4)], "the second gets what the first left"
+    # One query's worth is read whole.
+    slow.timeouts.clear()
+    values = source.query_samples("up", step=1.0, start=0.0, end=100.0)
+    assert values.size == 101
+    assert slow.timeouts == [1.0]
