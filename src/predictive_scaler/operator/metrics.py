@@ -285,12 +285,17 @@ def withdraw(metric: Gauge | Counter, namespace: str, name: str, *labels: str) -
         metric.remove(namespace, name, *labels)
 
 
+def withdraw_forecast(namespace: str, name: str) -> None:
+    """No forecast was made this time (a hold, a blocked object): its bounds go."""
+    for bound in BOUNDS:
+        withdraw(FORECAST, namespace, name, bound)
+
+
 def withdraw_decision(namespace: str, name: str) -> None:
     """An object not evaluated this time (blocked) has no load, forecast or replica counts:
     its target was not read (or is gone)."""
     withdraw(LOAD, namespace, name)
-    for bound in BOUNDS:
-        withdraw(FORECAST, namespace, name, bound)
+    withdraw_forecast(namespace, name)
     for kind in ("current", "ready", "desired"):
         withdraw(REPLICAS, namespace, name, kind)
 
@@ -298,8 +303,7 @@ def withdraw_decision(namespace: str, name: str) -> None:
 def _drop(namespace: str, name: str) -> None:
     for metric, label_sets in _KNOWN_LABELS.items():
         for extra in label_sets:
-            with contextlib.suppress(KeyError):
-                metric.remove(namespace, name, *extra)
+            withdraw(metric, namespace, name, *extra)
     for condition in TYPES:
         with contextlib.suppress(KeyError):
             CONDITION.remove(namespace, name, condition)

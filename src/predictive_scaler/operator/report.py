@@ -203,8 +203,7 @@ def publish(
     metrics.REPLICAS.labels(*labels, "desired").set(decision.desired_replicas)
     forecast = decision.forecast
     if forecast is None:
-        for bound in metrics.BOUNDS:
-            metrics.withdraw(metrics.FORECAST, namespace, name, bound)
+        metrics.withdraw_forecast(namespace, name)
         return
     peak = int(np.argmax(forecast.upper))
     metrics.FORECAST.labels(*labels, "mean").set(float(forecast.mean[peak]))
