@@ -229,6 +229,8 @@ class _Scoring:
     scale: float = field(init=False)
     naive_errors: FloatArray = field(init=False)
     naive_per_origin: FloatArray = field(init=False)
+    # The worst origin a candidate may have: HEAVY_TAIL times naive's, above numerical noise.
+    worst_allowed: float = field(init=False)
     failures: list[tuple[str, str]] = field(init=False, default_factory=list)
     unscored: list[str] = field(init=False, default_factory=list)
     _backtests: dict[str, tuple[ForecastModel, FloatArray] | None] = field(
@@ -239,6 +241,8 @@ class _Scoring:
         self.scale = naive_scale(self.y[: self.origins[0]])
         self.naive_errors = backtest_errors(Naive(), self.y, self.horizon, self.origins)
         self.naive_per_origin = self.per_origin(self.naive_errors)
+        noise = NUMERICAL_NOISE * float(np.nanmax(np.abs(self.y))) / self.scale
+        self.worst_allowed = max(HEAVY_TAIL * float(self.naive_per_origin.max()), noise)
 
     @property
     def naive_score(self) -> float:
@@ -283,9 +287,8 @@ class _Scoring:
         if breaches:
             return f"forecasts left the history's range at {breaches} origins"
         worst = float(self.per_origin(errors).max())
-        naive_worst = float(self.naive_per_origin.max())
-        noise = NUMERICAL_NOISE * float(np.nanmax(np.abs(self.y))) / self.scale
-        if worst > max(HEAVY_TAIL * naive_worst, noise) and name != Naive.name:
+        if worst > self.worst_allowed and name != Naive.name:
+            naive_worst = float(self.naive_per_origin.max())
             return f"worst origin {worst:.3g}x the scale, naive's {naive_worst:.3g}x"
         return None
 
