@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from predictive_scaler.cli.arguments import add_trace_arguments, load_trace, positive_int
 from predictive_scaler.forecasting import MODEL_NAMES, Auto, make_model
 from predictive_scaler.forecasting.hygiene import cleaning_notes
+from predictive_scaler.forecasting.selection import WHOLE_SELECTION
 from predictive_scaler.units import counted
 
 
@@ -94,12 +95,10 @@ def run(args: argparse.Namespace) -> ForecastReport:
         backtest = {
             name: (score if score != float("inf") else None)
             for name, score in model.backtest_errors_.items()
-            if name != "*"
         }
         notes.append(f"auto chose {model.chosen_}")
         notes += [
-            # "*": the selection as a whole ("3 points are too few to backtest").
-            why if name == "*" else f"{name} failed in backtest: {why}"
+            why if name == WHOLE_SELECTION else f"{name} failed in backtest: {why}"
             for name, why in model.selection_.failures
         ]
         notes += [f"{name} passed over: {why}" for name, why in model.skipped_]

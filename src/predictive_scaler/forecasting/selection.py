@@ -30,6 +30,8 @@ SEASONAL_VARIANTS = ("brown", "holt", "arima")
 # off is what turns a forecast into an overload.
 TAIL_SHARE = 0.25
 TAIL_WEIGHT = 0.5
+# The name a failure of the whole selection is listed under, beside the candidates'.
+WHOLE_SELECTION = "*"
 # A candidate whose worst origin is this many times naive's worst is out.
 HEAVY_TAIL = 1.5
 # Errors below this share of the load's size are numerical tolerance, not a tail: on a
@@ -133,7 +135,8 @@ class ModelSelection:
 
     @property
     def scores(self) -> dict[str, float]:
-        failed = {name: float("inf") for name, _ in self.failures}
+        """Each candidate's score; inf for those that failed (not the selection itself)."""
+        failed = {name: float("inf") for name, _ in self.failures if name != WHOLE_SELECTION}
         return {**{ranked.name: ranked.score for ranked in self.ranking}, **failed}
 
 
@@ -378,7 +381,8 @@ def select_model(
     """
     origins = rolling_origins(y.size, horizon, n_origins, first_origin(y.size))
     if not origins:
-        return ModelSelection((), (("*", f"{y.size} points are too few to backtest"),), horizon, 0)
+        too_few = (WHOLE_SELECTION, f"{y.size} points are too few to backtest")
+        return ModelSelection((), (too_few,), horizon, 0)
     scoring = _Scoring(y, origins, horizon, season_length, under_weight, cpu_deadline)
     names = candidate_names(candidates, season_length, origins[0])
     if candidates is None:
