@@ -8,10 +8,9 @@ condition that changed, the pending scale resolved.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from predictive_scaler.forecasting import ScheduledSelection
@@ -121,7 +120,7 @@ def blocked_evaluation(
     )
     # Its load, forecast and desired count would otherwise freeze at the last evaluation's.
     withdrawn = functools.partial(metrics.withdraw_decision, ref.namespace, ref.name)
-    return dataclasses.replace(evaluation, publications=(withdrawn,))
+    return replace(evaluation, publications=(withdrawn,))
 
 
 def selection_notes(selection: ScheduledSelection) -> list[EventNote]:

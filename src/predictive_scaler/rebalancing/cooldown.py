@@ -76,7 +76,8 @@ class Cooling:
     nodes: frozenset[str] = field(default_factory=frozenset)
     workloads: frozenset[WorkloadRef] = field(default_factory=frozenset)
     pods: frozenset[PodRef] = field(default_factory=frozenset)
-    # Pods whose eviction the API refused lately (a PDB's 429): tried again after a settle.
+    # Pods whose eviction the API refused lately (a PDB's 429, or another failure): tried
+    # again after a settle.
     refused: frozenset[PodRef] = field(default_factory=frozenset)
 
 
