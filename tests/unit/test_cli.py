@@ -93,11 +93,32 @@ def test_the_console_script_runs_as_a_module() -> None:
     assert json.loads(result.stdout)["model"] == "gm11"
 
 
-def test_a_flag_that_wants_a_count_says_so_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["forecast", "--history", "5m"], "argument --history: want a whole number, got '5m'"),
+        (["backtest", "--history", "six hours"], "argument --history: want a positive duration"),
+        *(
+            (["backtest", "--step", step], "argument --step: want a positive duration")
+            for step in ("nan", "inf", "0", "-30", "30x")
+        ),
+        (
+            ["backtest", "--when-worse-than-reactive", "followhpa"],
+            "want one of Warn, FollowHPA, got 'followhpa'",
+        ),
+        *(
+            (["backtest", "--overload-budget", budget], "argument --overload-budget")
+            for budget in ("5", "0%", "60%", "lots")
+        ),
+    ],
+)
+def test_a_flag_value_argparse_refuses_exits_2_naming_the_flag(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main(["forecast", "--history", "5m"])
+        main(args)
     assert exit_info.value.code == 2
-    assert "argument --history: want a whole number, got '5m'" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 def test_too_few_points_to_backtest_is_one_note_not_a_failed_candidate(

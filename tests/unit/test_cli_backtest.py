@@ -106,15 +106,6 @@ def test_overload_budget_none_sizes_at_the_target_as_target_per_replica(
     assert budgeted["policies"] != targeted["policies"]
 
 
-@pytest.mark.parametrize("budget", ["5", "0%", "60%", "lots"])
-def test_an_impossible_overload_budget_is_refused_by_name(
-    budget: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with pytest.raises(SystemExit):
-        main(["backtest", "--overload-budget", budget])
-    assert "--overload-budget" in capsys.readouterr().err
-
-
 def test_a_csv_trace_with_its_own_step_and_a_plot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -210,13 +201,6 @@ def test_bad_input_exits_2_naming_the_problem(
     assert message in capsys.readouterr().err
 
 
-def test_an_unparsable_history_is_refused_by_argparse(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["backtest", "--history", "six hours"])
-    assert exit_info.value.code == 2
-    assert "positive duration" in capsys.readouterr().err
-
-
 def test_ctrl_c_during_a_replay_ends_without_a_traceback(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,19 +210,3 @@ def test_ctrl_c_during_a_replay_ends_without_a_traceback(
     monkeypatch.setattr("predictive_scaler.cli.backtest.run_backtest", interrupted)
     assert main(["backtest", "--steps", "600"]) == 130
     assert capsys.readouterr().err == "predictive-scaler backtest: interrupted\n"
-
-
-@pytest.mark.parametrize("step", ["nan", "inf", "0", "-30", "30x"])
-def test_a_step_that_is_no_duration_is_refused_by_name(
-    step: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["backtest", "--step", step])
-    assert exit_info.value.code == 2
-    assert "argument --step: want a positive duration" in capsys.readouterr().err
-
-
-def test_a_fallback_that_is_not_one_lists_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main(["backtest", "--when-worse-than-reactive", "followhpa"])
-    assert "want one of Warn, FollowHPA, got 'followhpa'" in capsys.readouterr().err

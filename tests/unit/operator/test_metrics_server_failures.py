@@ -49,17 +49,16 @@ def closed_port() -> int:
     return port
 
 
-def test_an_api_that_never_answers_is_a_counted_timeout(silent_port: int) -> None:
+@pytest.mark.parametrize(
+    ("port", "timeout", "reason"),
+    [("silent_port", 0.2, "Timeout"), ("closed_port", 5.0, "Unreachable")],
+    ids=["never answers", "refuses the connection"],
+)
+def test_a_failed_request_is_named_and_counted_by_its_reason(
+    port: str, timeout: float, reason: str, request: pytest.FixtureRequest
+) -> None:
     before = failures()
     with pytest.raises(MetricsError) as raised:
-        client_for(silent_port, timeout=0.2).list("pods")
-    assert raised.value.reason == "Timeout"
-    assert failures() == {**before, "Timeout": before["Timeout"] + 1}
-
-
-def test_a_refused_connection_is_a_counted_unreachable(closed_port: int) -> None:
-    before = failures()
-    with pytest.raises(MetricsError) as raised:
-        client_for(closed_port, timeout=5.0).list("nodes")
-    assert raised.value.reason == "Unreachable"
-    assert failures() == {**before, "Unreachable": before["Unreachable"] + 1}
+        client_for(request.getfixturevalue(port), timeout=timeout).list("pods")
+    assert raised.value.reason == reason
+    assert failures() == {**before, reason: before[reason] + 1}
