@@ -30,6 +30,24 @@ def test_forecast_on_the_bundled_trace_with_one_model(capsys: pytest.CaptureFixt
     assert report["backtest_errors"] is None
 
 
+@pytest.mark.parametrize("history", ["120", "2h", "7200s", "7170s"])
+def test_the_history_is_points_or_a_duration_as_backtest_reads_it(
+    history: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The bundled trace is at 1-minute steps: 2 h are 120 points, a part of a step a whole one.
+    report = run_json(capsys, "--model", "naive", "--history", history)
+    assert report["points"] == 120
+
+
+def test_the_interval_level_has_one_name_in_both_commands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    as_level = run_json(capsys, "--model", "naive", "--level", "0.6")
+    as_interval = run_json(capsys, "--model", "naive", "--interval", "0.6")
+    assert as_level["level"] == as_interval["level"] == 0.6
+    assert as_level["forecast"] == as_interval["forecast"]
+
+
 def test_auto_reports_the_backtest_errors(capsys: pytest.CaptureFixture[str]) -> None:
     report = run_json(capsys, "--model", "auto", "--history", "400", "--horizon", "2")
     errors = report["backtest_errors"]
@@ -96,7 +114,11 @@ def test_the_console_script_runs_as_a_module() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["forecast", "--history", "5m"], "argument --history: want a whole number, got '5m'"),
+        *(
+            (["forecast", "--history", history], "argument --history: want a whole number")
+            for history in ("5 minutes", "0s", "3 points", "1.5")
+        ),
+        (["forecast", "--history", "0"], "argument --history: must be >= 1, got 0"),
         (["backtest", "--history", "six hours"], "argument --history: want a positive duration"),
         *(
             (["backtest", "--step", step], "argument --step: want a positive duration")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from predictive_scaler.scaling.spec import ROUNDING
 from predictive_scaler.traces import BUNDLED_COLUMN, Trace, bundled_trace_path, read_trace
 from predictive_scaler.units import parse_duration
 
@@ -44,6 +47,37 @@ def duration_seconds(text: str) -> float:
         return parse_duration(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+@dataclass(frozen=True)
+class HistoryLength:
+    """How much of a trace a command reads: a number of points, or a duration."""
+
+    points: int | None = None
+    seconds: float | None = None
+
+    def points_at(self, step_seconds: float) -> int:
+        """Points at ``step_seconds`` apart (a duration holds as many as the operator reads)."""
+        if self.points is not None:
+            return self.points
+        assert self.seconds is not None
+        return max(1, math.ceil(self.seconds / step_seconds - ROUNDING))
+
+
+def points_or_duration(text: str) -> HistoryLength:
+    """``400`` -> 400 points; ``6h``, ``90s`` -> a duration (as ``backtest --history`` reads)."""
+    if text.strip().isdecimal():
+        return HistoryLength(points=positive_int(text))
+    try:
+        # A number without a unit counts points here, so a duration must name its unit.
+        if not text.strip()[-1:].isalpha():
+            raise ValueError(text)
+        return HistoryLength(seconds=parse_duration(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "want a whole number of points or a positive duration such as 90s, 5m, 6h or 1d, "
+            f"got {text!r}"
+        ) from None
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:

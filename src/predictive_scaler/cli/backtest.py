@@ -83,6 +83,8 @@ def add_parser(commands: Any) -> None:
     )
     backtest.add_argument(
         "--interval",
+        "--level",
+        dest="interval",
         type=float,
         default=0.9,
         help="prediction-interval level in (0, 1) whose upper bound is provisioned for, "

@@ -7,7 +7,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from predictive_scaler.cli.arguments import add_trace_arguments, load_trace, positive_int
+from predictive_scaler.cli.arguments import (
+    add_trace_arguments,
+    load_trace,
+    points_or_duration,
+    positive_int,
+)
 from predictive_scaler.forecasting import MODEL_NAMES, Auto, make_model
 from predictive_scaler.forecasting.hygiene import cleaning_notes
 from predictive_scaler.forecasting.selection import WHOLE_SELECTION
@@ -57,7 +62,12 @@ def add_parser(commands: Any) -> None:
     )
     forecast.add_argument("--horizon", type=positive_int, default=5, help="steps ahead (default 5)")
     forecast.add_argument(
-        "--level", type=float, default=0.8, help="prediction-interval level in (0, 1) (default 0.8)"
+        "--level",
+        "--interval",
+        dest="level",
+        type=float,
+        default=0.8,
+        help="prediction-interval level in (0, 1) (default 0.8; --interval as in backtest)",
     )
     forecast.add_argument(
         "--season-length",
@@ -65,7 +75,9 @@ def add_parser(commands: Any) -> None:
         help="season in steps (e.g. 1440 for a day of minutes)",
     )
     forecast.add_argument(
-        "--history", type=positive_int, help="use only the last N points (default: all)"
+        "--history",
+        type=points_or_duration,
+        help="use only the last N points, or the last duration such as 6h (default: all)",
     )
     forecast.add_argument("--json", action="store_true", help="print one JSON object")
     forecast.set_defaults(run=run, render=render_forecast)
@@ -82,7 +94,11 @@ def run(args: argparse.Namespace) -> ForecastReport:
     if args.horizon > MAX_HORIZON:
         raise ValueError(f"--horizon must be at most {MAX_HORIZON:,} steps, got {args.horizon:,}")
     trace = load_trace(args)
-    values = trace.values[-args.history :] if args.history else trace.values
+    values = (
+        trace.values[-args.history.points_at(trace.step_seconds) :]
+        if args.history
+        else trace.values
+    )
     params = {"season_length": args.season_length} if args.season_length else {}
     try:
         model = make_model(args.model, **params).fit(values)
