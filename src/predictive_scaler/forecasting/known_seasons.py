@@ -109,14 +109,18 @@ def _amount(seconds: float, rounding: Callable[[float], float] = round) -> str:
 
 
 def season_knowledge(
-    long: TimedSeries, configured: float | None, profile_until: float | None = None
+    long: TimedSeries,
+    configured: float | None,
+    profile_until: float | None = None,
+    held: tuple[float, ...] = (),
 ) -> tuple[SeasonKnowledge, SeasonalProfile | None]:
     """The seasons of ``long`` (or the configured one) and, when learnable, their profile.
 
     Candidate seasons that two of could never fit in the window ``long``
     spans are not looked for (a week in a 10-day window). Seasons are found
     on all of ``long``; with ``profile_until``, their profile is learnt only
-    from the samples taken by then.
+    from the samples taken by then. ``held``: the seasons found last time
+    (:data:`~.seasons.HELD_SHARE`).
     """
     have = long.observed_seconds
     window = long.values.size * long.step_seconds
@@ -130,7 +134,7 @@ def season_knowledge(
     if configured is not None:
         found = (configured,) if have >= history_needed(configured) else ()
     else:
-        found = tuple(f.period_seconds for f in find_seasons(long, wanted) if f.present)
+        found = tuple(f.period_seconds for f in find_seasons(long, wanted, held) if f.present)
     lacking = [period for period in sorted(wanted) if have < history_needed(period)]
     # Only the shortest missing season makes a cold start; a missing week
     # once the day is known is reported as waiting too, but the forecast

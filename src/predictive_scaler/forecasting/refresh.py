@@ -295,6 +295,7 @@ class ScheduledSelection:
             now=now,
             long=long,
             budget_seconds=self.budget_seconds,
+            seasons_held=self.seasons.seasons if self.seasons is not None else (),
         )
         may_wait = self.refresh_seconds if self.pathways and not self.broken else 0.0
         self.handover.hand_over(request, may_wait, urgent=self.broken)

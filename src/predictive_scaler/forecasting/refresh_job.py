@@ -43,6 +43,8 @@ class RefreshRequest:
     now: float
     long: TimedSeries | None = field(default=None, repr=False)
     budget_seconds: float | None = DEFAULT_SELECTION_BUDGET_SECONDS
+    # The seasons the last selection found: they stay found on weaker evidence.
+    seasons_held: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ def refresh_model(request: RefreshRequest) -> Refreshed:
             request.long,
             request.seasonality_seconds,
             backtest_cut(request, request.long.step_seconds),
+            request.seasons_held,
         )
         if request.long is not None
         else (None, None)

@@ -50,6 +50,13 @@ BINS_PER_SEASON = 12
 # lags, must reach this, and three standard errors on the pairs available.
 MIN_PEAK = 0.1
 WINSOR_MADS = 5.0
+# A season found at the last selection stays found until its repetition falls
+# below this share of the threshold that found it (hysteresis: found at three
+# standard errors, kept while above two). Near the threshold a plain test
+# flipped twice in 72 hourly selections of one load, and each flip changes the
+# forecast's pathways and the condition's words; a season really gone reads
+# below two standard errors at once (noise exceeds them 2 % of the time).
+HELD_SHARE = 2.0 / 3.0
 # Changes are clipped further out: a weekly step (the weekend) is one rare
 # large change that must survive; spikes are already gone in the bin medians.
 CHANGE_WINSOR_MADS = 10.0
@@ -192,21 +199,30 @@ class Repetition:
     strength: float  # the peak minus its mean at a quarter, half and three quarters of it
 
 
-def repeats_at(changes: FloatArray, period: int) -> Repetition:
-    """Whether ``changes`` repeat at ``period`` steps, by how much, and how clearly."""
+def repeats_at(changes: FloatArray, period: int, share: float = 1.0) -> Repetition:
+    """Whether ``changes`` repeat at ``period`` steps, by how much, and how clearly.
+
+    ``share`` scales the threshold (HELD_SHARE for a season found before).
+    """
     peak = lag_correlation(changes, period)
     off = [lag_correlation(changes, round(period * f)) for f in (0.25, 0.5, 0.75)]
     strength = peak - float(np.nanmean(off)) if np.isfinite(off).any() else float("nan")
     pairs = int((np.isfinite(changes[period:]) & np.isfinite(changes[:-period])).sum())
     # Three standard errors of a correlation on this many independent pairs.
-    significant = max(MIN_PEAK, 3.0 / math.sqrt(max(pairs, 1)))
+    significant = share * max(MIN_PEAK, 3.0 / math.sqrt(max(pairs, 1)))
     return Repetition(bool(peak >= significant and strength >= significant), peak, strength)
 
 
 def find_seasons(
-    history: TimedSeries, candidates: Sequence[float] = CANDIDATE_PERIODS
+    history: TimedSeries,
+    candidates: Sequence[float] = CANDIDATE_PERIODS,
+    held: Sequence[float] = (),
 ) -> tuple[SeasonFinding, ...]:
-    """One finding per candidate period (shortest first); see the module doc for the test."""
+    """One finding per candidate period (shortest first); see the module doc for the test.
+
+    ``held``: the periods found last time, which stay found on weaker evidence
+    (HELD_SHARE of the threshold).
+    """
     periods = sorted(candidates)
     bin_seconds = max(history.step_seconds, periods[0] / BINS_PER_SEASON)
     levels = _binned(history, bin_seconds)
@@ -222,7 +238,8 @@ def find_seasons(
         present, strength = False, float("nan")
         if np.isfinite(coarse).sum() >= 3 and period >= 4 and cycles >= MIN_CYCLES:
             changes = winsorised(np.diff(coarse), CHANGE_WINSOR_MADS)
-            repetition = repeats_at(changes, period)
+            share = HELD_SHARE if period_seconds in held else 1.0
+            repetition = repeats_at(changes, period, share)
             present, strength = repetition.present, repetition.strength
         if present:
             fine_period = round(period_seconds / bin_seconds)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictive_scaler.forecasting import ScheduledSelection
+from predictive_scaler.forecasting import ModelPendingError, ScheduledSelection, refresh_model
 from predictive_scaler.forecasting.backtest import first_origin
 from predictive_scaler.forecasting.calibration import LiveErrors
 from predictive_scaler.forecasting.known_seasons import season_knowledge
@@ -43,6 +43,24 @@ def test_a_daily_season_in_the_long_history_is_found_and_used() -> None:
     assert seasonal.model == "holt+season"
     seasonal_error = np.abs(seasonal.mean - future).mean()
     assert seasonal_error < 0.5 * np.abs(plain.mean - future).mean()
+
+
+def test_the_seasons_found_are_held_by_the_next_selection() -> None:
+    submitted: list[RefreshRequest] = []
+
+    def keep(request: RefreshRequest, _deliver: object, _may_wait: float) -> None:
+        submitted.append(request)
+
+    end = 14 * DAY + 0.25 * DAY
+    recent, long = histories(end, 14 * DAY)
+    forecaster = ScheduledSelection("holt", refresh_seconds=600, submit=keep)
+    with pytest.raises(ModelPendingError):
+        forecaster.forecast_series(recent, 5, 0.9, end, long=long)
+    assert submitted[0].seasons_held == ()
+    forecaster.handover.deliver(refresh_model(submitted[0]))
+    forecaster.forecast_series(recent, 5, 0.9, end + 60, long=long)
+    forecaster.forecast_series(recent, 5, 0.9, end + 660, long=long)
+    assert [r.seasons_held for r in submitted] == [(), (DAY,)]
 
 
 def test_auto_reports_the_seasons_it_found() -> None:

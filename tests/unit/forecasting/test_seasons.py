@@ -25,14 +25,27 @@ def timed(values: np.ndarray, start: float = 0.0) -> TimedSeries:
     return TimedSeries(values, STEP, start + (values.size - 1) * STEP)
 
 
-def daily_load(seed: int, points: int = TWO_WEEKS, noise: float = 3.0) -> np.ndarray:
+def daily_load(
+    seed: int, points: int = TWO_WEEKS, noise: float = 3.0, swing: float = 5.0
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     t = np.arange(points) * STEP
-    return np.asarray(10 + 5 * np.sin(2 * np.pi * t / DAY) + rng.normal(0, noise, points))
+    return np.asarray(10 + swing * np.sin(2 * np.pi * t / DAY) + rng.normal(0, noise, points))
 
 
-def found(history: TimedSeries) -> dict[float, bool]:
-    return {finding.period_seconds: finding.present for finding in find_seasons(history)}
+def found(history: TimedSeries, held: tuple[float, ...] = ()) -> dict[float, bool]:
+    return {finding.period_seconds: finding.present for finding in find_seasons(history, held=held)}
+
+
+def test_a_season_found_before_stays_found_on_weaker_evidence_until_it_is_gone() -> None:
+    # A daily swing of 1 in noise of 3: below what finds a season, above what keeps one.
+    weak = timed(daily_load(7, swing=1.0))
+    assert found(weak) == {DAY: False, WEEK: False}
+    assert found(weak, held=(DAY,)) == {DAY: True, WEEK: False}
+    # A load whose day is gone loses the season held before.
+    for seed in range(8):
+        noise = np.random.default_rng(seed).normal(10, 3, TWO_WEEKS)
+        assert found(timed(noise), held=(DAY, WEEK)) == {DAY: False, WEEK: False}
 
 
 @pytest.mark.parametrize("seed", range(6))
