@@ -89,16 +89,28 @@ def reported(
         lastEvaluationTime=timestamp(now),
         conditions=merged,
     )
-    notes = list(events)
+    return Evaluation(full, (*events, *transition_notes(changed)))
+
+
+def transition_notes(changed: Sequence[Condition]) -> list[EventNote]:
+    """One Event per reason among the conditions that turned, said by the first of them.
+
+    One cause turns several conditions at once (a target gone turns all five):
+    an Event for each would be five for one thing. The others are named after
+    the first's words; a Warning when any of them is unhealthy.
+    """
+    by_reason: dict[str, list[Condition]] = {}
     for condition in changed:
-        notes.append(
-            EventNote(
-                "Normal" if condition.healthy else "Warning",
-                condition.reason,
-                f"{condition.type} is {condition.status}: {condition.message}",
-            )
-        )
-    return Evaluation(full, tuple(notes))
+        by_reason.setdefault(condition.reason, []).append(condition)
+    notes = []
+    for reason, turned in by_reason.items():
+        first, others = turned[0], turned[1:]
+        message = f"{first.type} is {first.status}: {first.message}"
+        if others:
+            message += " (also " + ", ".join(f"{c.type} {c.status}" for c in others) + ")"
+        healthy = all(c.healthy for c in turned)
+        notes.append(EventNote("Normal" if healthy else "Warning", reason, message))
+    return notes
 
 
 def blocked_evaluation(

@@ -17,6 +17,7 @@ from predictive_scaler.operator.conditions import (
     merge,
     observed,
 )
+from predictive_scaler.operator.evaluation import transition_notes
 from predictive_scaler.scaling import Decision, HoldReason, LimitReason, ScalingState
 
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z"
@@ -176,3 +177,29 @@ def test_evaluations_are_late_only_after_several_late_turns_and_say_why() -> Non
 def test_a_blocked_object_cannot_act_on_its_workload(ready: dict[str, str], blocked: bool) -> None:
     assert cannot_act([{"type": "MetricsAvailable", "status": "True"}, ready]) is blocked
     assert cannot_act([]) is False
+
+
+def test_one_cause_turning_several_conditions_is_one_event() -> None:
+    healthy = [Condition("Ready", "True", "Evaluated", "ok")]
+    before, _ = merge([], healthy, now=T0, generation=1)
+    _, changed = merge(
+        before, blocked("TargetNotFound", "Deployment/web not found"), now=T1, generation=1
+    )
+    assert len(changed) == 5
+    (note,) = transition_notes(changed)
+    assert (note.type, note.reason) == ("Warning", "TargetNotFound")
+    assert note.message == (
+        "Ready is False: Deployment/web not found (also MetricsAvailable Unknown, "
+        "ForecastReliable Unknown, ScalingActive False, ScalingLimited False)"
+    )
+    # Causes of their own are Events of their own, each as healthy as its conditions.
+    notes = transition_notes(
+        [
+            Condition("Ready", "True", "Evaluated", "ok"),
+            Condition("ForecastReliable", "False", "LearningSeasons", "5 h of the 2 days"),
+        ]
+    )
+    assert [(n.type, n.reason, n.message) for n in notes] == [
+        ("Normal", "Evaluated", "Ready is True: ok"),
+        ("Warning", "LearningSeasons", "ForecastReliable is False: 5 h of the 2 days"),
+    ]

@@ -458,12 +458,14 @@ def test_a_refused_scale_is_a_condition_and_one_warning_not_one_each_period() ->
     for turn in range(3):
         evaluation = evaluator.evaluate(REF, body, status, runtime, NOW + 30 * turn)
         status = {**status, **workloads.statuses[-1], **evaluation.status}
-        refusals.append([e.type for e in evaluation.events if e.reason == "FailedRescale"])
+        refusals.append([e.message for e in evaluation.events if e.reason == "FailedRescale"])
         assert conditions(evaluation)["ScalingActive"] == ("False", "FailedRescale")
         assert conditions(evaluation)["Ready"] == ("False", "FailedRescale")
         assert status["pendingScale"] is not None, "a refused patch may still have landed"
-    # Ready and ScalingActive turning, once; nothing more while the refusal lasts.
-    assert refusals == [["Warning", "Warning"], [], []]
+    # Ready and ScalingActive turning, in one Event; nothing more while the refusal lasts.
+    assert [len(said) for said in refusals] == [1, 0, 0]
+    assert refusals[0][0].startswith("Ready is False: ")
+    assert refusals[0][0].endswith("(also ScalingActive False)")
 
 
 def test_a_hold_without_a_forecast_drops_the_old_forecasts_numbers_and_load() -> None:
