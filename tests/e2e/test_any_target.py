@@ -28,6 +28,7 @@ from predictive_scaler_dev.localcluster import NodeShape
 from predictive_scaler_dev.localcluster.kube import set_pod_usage, wait_crd_established
 from tests.fixtures.cluster import KwokNodes, wait_for
 from tests.fixtures.operator import StartOperator, condition, read_status, scaler
+from tests.fixtures.rebalancing import mark_evaluated
 
 TEST_GROUP = "scaling.test.predictive-scaler.io"
 TEST_VERSION = "v1"
@@ -318,6 +319,7 @@ def test_the_pods_of_a_custom_resource_are_rebalanced(
         body["spec"]["scaling"]["mode"] = "DryRun"
         body["spec"]["rebalance"] = {"enabled": True}
         custom_objects.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, body)
+        mark_evaluated(custom_objects, namespace, "batch")  # no operator runs here
         settings = OperatorSettings.from_environment(
             {
                 "PROMETHEUS_URL": local_cluster.prometheus_url,

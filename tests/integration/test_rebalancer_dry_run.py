@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from kubernetes import client
 
 import predictive_scaler_dev.localcluster as local
@@ -47,7 +48,26 @@ def test_dry_run_plans_and_reports_without_evicting(
     assert not any(t.key == DRAINING_TAINT for t in (node.spec.taints if node.spec else None) or [])
 
 
+@pytest.mark.parametrize(
+    "conditions",
+    [
+        # What the operator writes for an object whose query reads another namespace.
+        [
+            {
+                "type": "Ready",
+                "status": "False",
+                "reason": "QueryOutsideNamespace",
+                "message": "spec.metric.query: every selector needs namespace=...",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        ],
+        # Not evaluated yet: it may still be refused.
+        [],
+    ],
+    ids=["refused", "not-evaluated"],
+)
 def test_a_scaler_that_cannot_act_opts_its_workload_out(
+    conditions: list[dict[str, str]],
     local_cluster: local.LocalCluster,
     crd: str,
     kube_api: client.ApiClient,
@@ -59,20 +79,8 @@ def test_a_scaler_that_cannot_act_opts_its_workload_out(
     prometheus_query: PrometheusQuery,
 ) -> None:
     pool = skewed_pool(kwok_nodes, core_v1, apps_v1, custom_objects, namespace)
-    # What the operator writes for an object whose query reads another namespace.
-    refused = {
-        "conditions": [
-            {
-                "type": "Ready",
-                "status": "False",
-                "reason": "QueryOutsideNamespace",
-                "message": "spec.metric.query: every selector needs namespace=...",
-                "lastTransitionTime": "2026-01-01T00:00:00Z",
-            }
-        ]
-    }
     custom_objects.patch_namespaced_custom_object_status(
-        GROUP, VERSION, namespace, PLURAL, "batch", {"status": refused}
+        GROUP, VERSION, namespace, PLURAL, "batch", {"status": {"conditions": conditions}}
     )
     with loaded(core_v1, apps_v1, namespace, pool, prometheus_query):
         settings = rebalancer_settings(local_cluster.prometheus_url, namespace, pool, "DryRun")

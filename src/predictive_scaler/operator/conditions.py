@@ -148,11 +148,13 @@ CANNOT_ACT = frozenset(
 )
 
 
-def cannot_act(conditions: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether an object's status says it is blocked (CANNOT_ACT)."""
+def may_act(conditions: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether an object's status lets it act on its workload: evaluated (it has a Ready
+    condition) and not blocked (CANNOT_ACT). Not yet evaluated, it may still be refused
+    (a foreign query, a lost conflict), so it does not act before it is."""
     ready = next((c for c in conditions if c.get("type") == "Ready"), None)
-    return (
-        ready is not None and ready.get("status") == "False" and ready.get("reason") in CANNOT_ACT
+    return ready is not None and not (
+        ready.get("status") == "False" and ready.get("reason") in CANNOT_ACT
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from kubernetes import client
 
 from predictive_scaler.operator import metrics
-from predictive_scaler.operator.conditions import cannot_act
+from predictive_scaler.operator.conditions import may_act
 from predictive_scaler.operator.evictor import (
     DRAINING_TAINT,
     REBALANCED_AT,
@@ -92,9 +92,10 @@ class Rebalancer:
             namespace = meta.get("namespace", "")
             if self.settings.namespaces and namespace not in self.settings.namespaces:
                 continue
-            # A refused object (a foreign query, a lost conflict) owns nothing to move.
-            blocked = cannot_act((item.get("status") or {}).get("conditions") or [])
-            if spec.get("rebalance", {}).get("enabled") and not blocked:
+            # A refused object (a foreign query, a lost conflict), or one not yet
+            # evaluated and so not yet known not to be, owns nothing to move.
+            acting = may_act((item.get("status") or {}).get("conditions") or [])
+            if spec.get("rebalance", {}).get("enabled") and acting:
                 ref = spec.get("scaleTargetRef", {})
                 workload = WorkloadRef(namespace, str(ref.get("kind")), str(ref.get("name")))
                 opted[workload] = OptedIn(

@@ -12,8 +12,8 @@ from predictive_scaler.operator.conditions import (
     Lateness,
     Observation,
     blocked,
-    cannot_act,
     lateness_condition,
+    may_act,
     merge,
     observed,
 )
@@ -165,18 +165,19 @@ def test_evaluations_are_late_only_after_several_late_turns_and_say_why() -> Non
 
 
 @pytest.mark.parametrize(
-    ("ready", "blocked"),
+    ("ready", "acts"),
     [
-        ({"type": "Ready", "status": "False", "reason": "QueryOutsideNamespace"}, True),
-        ({"type": "Ready", "status": "False", "reason": "ConflictingAutoscaler"}, True),
+        ({"type": "Ready", "status": "False", "reason": "QueryOutsideNamespace"}, False),
+        ({"type": "Ready", "status": "False", "reason": "ConflictingAutoscaler"}, False),
         # Metrics failing for a while: the object still owns its workload.
-        ({"type": "Ready", "status": "False", "reason": "Timeout"}, False),
-        ({"type": "Ready", "status": "True", "reason": "Evaluated"}, False),
+        ({"type": "Ready", "status": "False", "reason": "Timeout"}, True),
+        ({"type": "Ready", "status": "True", "reason": "Evaluated"}, True),
     ],
 )
-def test_a_blocked_object_cannot_act_on_its_workload(ready: dict[str, str], blocked: bool) -> None:
-    assert cannot_act([{"type": "MetricsAvailable", "status": "True"}, ready]) is blocked
-    assert cannot_act([]) is False
+def test_a_blocked_object_cannot_act_on_its_workload(ready: dict[str, str], acts: bool) -> None:
+    assert may_act([{"type": "MetricsAvailable", "status": "True"}, ready]) is acts
+    # Not evaluated yet: it may yet be refused.
+    assert may_act([]) is False
 
 
 def test_one_cause_turning_several_conditions_is_one_event() -> None:
