@@ -8,11 +8,13 @@ import re
 import uuid
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from kubernetes import client
 
+from predictive_scaler.operator.ranking import RANKED_BY_ANNOTATION as RANKED_BY
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.rebalancing.scale_in import DELETION_COST_ANNOTATION as DELETION_COST
 from predictive_scaler.traces import trace_rows
@@ -240,3 +242,31 @@ def test_scale_in_removes_the_replicas_on_the_heaviest_node_first(
         if p.metadata and p.spec
     }
     assert nodes[0] not in remaining, (remaining, costs)
+
+    # Deleting the scaler takes its ranking off the pods, and only its own: a cost
+    # set by hand (on the neighbour) stays.
+    web = core_v1.list_namespaced_pod(namespace, label_selector="app=web").items
+    assert all(annotated(p).get(RANKED_BY) == "web" for p in web), costs
+    (neighbour,) = core_v1.list_namespaced_pod(namespace, label_selector="app=neighbour").items
+    neighbour_name = str(neighbour.metadata.name if neighbour.metadata else "")
+    by_hand = {"metadata": {"annotations": {DELETION_COST: "7"}}}
+    core_v1.patch_namespaced_pod(neighbour_name, namespace, by_hand)
+    custom_objects.delete_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "web")
+
+    def released() -> bool:
+        found: Any = custom_objects.list_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL)
+        return not found["items"]
+
+    wait_for(released, timeout=60, what="the operator to release the deleted scaler")
+    left = {
+        p.metadata.name: ranking
+        for p in core_v1.list_namespaced_pod(namespace).items
+        if p.metadata and (ranking := annotated(p, DELETION_COST, RANKED_BY))
+    }
+    assert left == {neighbour_name: {DELETION_COST: "7"}}, left
+
+
+def annotated(pod: client.V1Pod, *keys: str) -> dict[str, str]:
+    """The pod's annotations (only ``keys`` when given)."""
+    found = (pod.metadata.annotations if pod.metadata else None) or {}
+    return {k: v for k, v in found.items() if not keys or k in keys}

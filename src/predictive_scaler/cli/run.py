@@ -119,6 +119,7 @@ def serve(args: argparse.Namespace) -> int:
     # ranking (which runs even when moving pods is Off) and the rebalancer.
     source = metric_source(settings, api)
     kube = Kubernetes(api)
+    ranker = ScaleInRanker(kube, settings)
     state = OperatorState(
         settings=settings,
         kube=kube,
@@ -130,12 +131,13 @@ def serve(args: argparse.Namespace) -> int:
             kube,
             source,
             settings,
-            rank_scale_in=ScaleInRanker(kube, settings).write_deletion_costs,
+            rank_scale_in=ranker.write_deletion_costs,
         ),
         executor=concurrent.futures.ThreadPoolExecutor(
             settings.evaluation_workers, thread_name_prefix="evaluate"
         ),
         rebalancer=None if settings.rebalance_mode == "Off" else Rebalancer(kube, settings, source),
+        ranker=ranker,
         leadership=leadership,
     )
     liveness = f"http://{settings.bind_address}:{settings.liveness_port}/healthz"

@@ -37,7 +37,7 @@ from predictive_scaler.operator.resource import (
 from predictive_scaler.operator.rivals import HpaClaim, ScalerClaim, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.state import OperatorState
-from predictive_scaler.refs import WorkloadRef
+from predictive_scaler.refs import ScalerRef, WorkloadRef
 from predictive_scaler.units import parse_duration
 
 DEFAULT_SYNC_SECONDS = 30.0
@@ -221,6 +221,24 @@ def _in_shard(labels: kopf.Labels, memo: kopf.Memo, **_: Any) -> bool:
     return state.in_shard(labels)
 
 
+async def _forget_deletion_costs(
+    state: OperatorState, scaler: ScalerRef, logger: kopf.Logger
+) -> None:
+    """Take a deleted scaler's deletion costs off its pods, while kopf's finalizer still holds
+    the object (the daemon's stop; an on-delete handler would make kopf store every object's
+    spec in an annotation). Best effort: a pod keeping its rank must not keep the object."""
+    if state.ranker is None:
+        return
+    loop = asyncio.get_running_loop()
+    try:
+        forgotten = await loop.run_in_executor(state.background, state.ranker.forget, scaler)
+    except Exception as error:  # noqa: BLE001 - the object goes either way
+        logger.warning(f"taking the pods' deletion costs off failed: {error!r}")
+        return
+    if forgotten:
+        logger.info(f"took the deletion costs off {forgotten} pod(s)")
+
+
 # A deleted object's loop is asked to stop (the `stopped` flag, which it waits
 # on between turns) and given a few seconds to finish a turn under way; only
 # then is it cancelled, which kopf reports as a warning.
@@ -302,6 +320,11 @@ async def evaluate_on_schedule(
             cadence.finished(began, period)
             await _rest(stopped, wake, cadence, period)
     finally:
+        if (
+            stopped.reason is not None
+            and stopped.reason & kopf.DaemonStoppingReason.RESOURCE_DELETED
+        ):
+            await _forget_deletion_costs(state, ScalerRef(namespace, name), logger)
         state.runtimes.pop(uid, None)
         state.written.pop(uid, None)
         state.evaluations.forget(namespace, uid)

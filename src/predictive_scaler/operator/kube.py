@@ -248,8 +248,8 @@ class Kubernetes:
         items: list[dict[str, Any]] = found.get("items", [])
         return items
 
-    def annotate_pod(self, pod: PodRef, annotations: Mapping[str, str]) -> bool:
-        """Merge ``annotations`` into the pod's; False when the pod is gone."""
+    def annotate_pod(self, pod: PodRef, annotations: Mapping[str, str | None]) -> bool:
+        """Merge ``annotations`` into the pod's (None removes one); False when the pod is gone."""
         try:
             client.CoreV1Api(self.api).patch_namespaced_pod(
                 pod.name, pod.namespace, {"metadata": {"annotations": dict(annotations)}}

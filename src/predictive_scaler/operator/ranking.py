@@ -6,17 +6,30 @@ removing them in that order leaves the nodes most balanced
 ``controller.kubernetes.io/pod-deletion-cost``, which the ReplicaSet
 controller honours. It needs the usage the rebalancer reads, not the
 rebalancer: it runs whether or not pods are ever moved.
+
+Each ranked pod also names the PredictiveScaler that ranked it, so the costs
+go with that scaler when it is deleted: left behind, a ranking of usage long
+gone would steer the next autoscaler's scale-ins, and a cost a user set by
+hand (no such name) is never touched.
 """
 
 from __future__ import annotations
 
 from predictive_scaler.operator.kube import Kubernetes
+from predictive_scaler.operator.resource import GROUP
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.operator.snapshot import IDLE, Owners, node_infos, pod_info, usage_ahead
 from predictive_scaler.operator.sources import MetricSource
 from predictive_scaler.rebalancing.nodes import ScoringConfig
-from predictive_scaler.rebalancing.scale_in import deletion_cost_annotations, deletion_costs
-from predictive_scaler.refs import PodRef
+from predictive_scaler.rebalancing.scale_in import (
+    DELETION_COST_ANNOTATION,
+    deletion_cost_annotations,
+    deletion_costs,
+)
+from predictive_scaler.refs import PodRef, ScalerRef
+
+# The PredictiveScaler (in the pod's namespace) whose ranking a pod's deletion cost is.
+RANKED_BY_ANNOTATION = f"{GROUP}/deletion-cost-by"
 
 
 class ScaleInRanker:
@@ -28,7 +41,7 @@ class ScaleInRanker:
         )
 
     def write_deletion_costs(
-        self, namespace: str, selector: str, source: MetricSource
+        self, scaler: ScalerRef, selector: str, source: MetricSource
     ) -> dict[PodRef, int]:
         """Write pod-deletion-cost on the target's pods so scale-in leaves the nodes balanced.
 
@@ -39,12 +52,31 @@ class ScaleInRanker:
         usage = usage_ahead(source, settings.rebalance_lookahead, settings.min_rate_window)
         nodes = node_infos(self.kube.list_nodes(), usage, unmeasured_as_idle=True)
         replicas = []
-        for pod in self.kube.list_pods(namespace, selector):
+        for pod in self.kube.list_pods(scaler.namespace, selector):
             if pod.metadata is None or pod.spec is None or pod.metadata.deletion_timestamp:
                 continue
-            used = usage.pods.get(PodRef(namespace, str(pod.metadata.name)), IDLE)
+            used = usage.pods.get(PodRef(scaler.namespace, str(pod.metadata.name)), IDLE)
             replicas.append(pod_info(pod, Owners({}), used, frozenset()))
         costs = deletion_costs(replicas, [n.load for n in nodes], self.scoring)
         for ranked, patch in deletion_cost_annotations(costs).items():
-            self.kube.annotate_pod(ranked, patch)  # a pod gone already needs no rank
+            # A pod gone already needs no rank.
+            self.kube.annotate_pod(ranked, {**patch, RANKED_BY_ANNOTATION: scaler.name})
         return costs
+
+    def forget(self, scaler: ScalerRef) -> int:
+        """Take the deletion costs ``scaler`` wrote off the pods still carrying them; how many.
+
+        Its target may be gone or have another selector by now, so the pods are
+        found by the name they carry, not by the target's selector.
+        """
+        forgotten = 0
+        for pod in self.kube.list_pods(scaler.namespace, ""):
+            if pod.metadata is None:
+                continue
+            if (pod.metadata.annotations or {}).get(RANKED_BY_ANNOTATION) != scaler.name:
+                continue
+            removal = {DELETION_COST_ANNOTATION: None, RANKED_BY_ANNOTATION: None}
+            forgotten += self.kube.annotate_pod(
+                PodRef(scaler.namespace, str(pod.metadata.name)), removal
+            )
+        return forgotten

@@ -45,11 +45,12 @@ from predictive_scaler.operator.report import (
     publish,
     without_stale_keys,
 )
-from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec
+from predictive_scaler.operator.resource import Mode, PredictiveScalerSpec, ScaleTargetRef
 from predictive_scaler.operator.rivals import NO_CLAIMS, TargetClaims
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.settings import OperatorSettings, recent_rate_window
 from predictive_scaler.operator.sources import LoadSeries, MetricsError, MetricSource, Refusal
+from predictive_scaler.refs import ScalerRef
 from predictive_scaler.scaling import (
     Decision,
     HoldReason,
@@ -61,6 +62,12 @@ from predictive_scaler.scaling import (
 from predictive_scaler.units import format_duration
 
 log = logging.getLogger(__name__)
+
+
+def ranks(target: ScaleTargetRef) -> bool:
+    """Whether scale-in order can be steered: a StatefulSet always removes its highest
+    ordinal and ignores pod-deletion-cost (ReplicaSets, so Deployments, honour it)."""
+    return not (target.kind == "StatefulSet" and target.api_version == "apps/v1")
 
 
 @dataclass(frozen=True)
@@ -100,13 +107,13 @@ class Evaluator:
         source: MetricSource,
         settings: OperatorSettings,
         *,
-        rank_scale_in: Callable[[str, str, MetricSource], object] | None = None,
+        rank_scale_in: Callable[[ScalerRef, str, MetricSource], object] | None = None,
     ) -> None:
         self.kube = kube
         self.source = source
         self.settings = settings
-        # Called with (namespace, pod selector, the metric source within the
-        # evaluation's budget) before replicas go down, to rank the pods.
+        # Called with (the scaler, its target's pod selector, the metric source
+        # within the evaluation's budget) before replicas go down, to rank the pods.
         self.rank_scale_in = rank_scale_in
 
     def evaluate(
@@ -304,10 +311,11 @@ class Evaluator:
             decision.desired_replicas,
         )
         notes: list[EventNote] = []
-        if desired < current and self.rank_scale_in is not None and selector:
+        if desired < current and self.rank_scale_in is not None and selector and ranks(target):
             try:
                 deadline.check()
-                self.rank_scale_in(ref.namespace, selector, deadline.source_within())
+                scaler = ScalerRef(ref.namespace, ref.name)
+                self.rank_scale_in(scaler, selector, deadline.source_within())
             except (ApiException, OSError, ValueError, MetricsError) as error:
                 # Ranking is a refinement: scale in anyway, in the ReplicaSet's own order
                 # (a usage read that failed included).

@@ -13,6 +13,7 @@ from predictive_scaler.operator import metrics
 from predictive_scaler.operator.fairness import FairQueue
 from predictive_scaler.operator.kube import Kubernetes
 from predictive_scaler.operator.leadership import Leadership
+from predictive_scaler.operator.ranking import ScaleInRanker
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.runtime import ObjectRuntime
@@ -39,6 +40,8 @@ class OperatorState:
         )
     )
     rebalancer: Rebalancer | None = None
+    # Writes the pods' deletion costs before a scale-in, and takes them off with their scaler.
+    ranker: ScaleInRanker | None = None
     # None: this process always acts. Else it acts only while it holds the Lease.
     leadership: Leadership | None = None
     runtimes: dict[str, ObjectRuntime] = field(default_factory=dict)

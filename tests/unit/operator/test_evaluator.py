@@ -36,7 +36,7 @@ from predictive_scaler.operator.sources import (
     Refusal,
     Usage,
 )
-from predictive_scaler.refs import PodRef
+from predictive_scaler.refs import PodRef, ScalerRef
 
 pytestmark = pytest.mark.unit
 
@@ -253,7 +253,7 @@ def test_a_target_scaled_to_zero_by_hand_is_not_scaled_up() -> None:
 
 
 def test_a_failed_usage_read_for_the_scale_in_ranking_still_scales_in() -> None:
-    def ranking_fails(namespace: str, selector: str, source: MetricSource) -> None:
+    def ranking_fails(scaler: ScalerRef, selector: str, source: MetricSource) -> None:
         raise MetricsError("Timeout", "Prometheus did not answer within 10 s")
 
     workloads = FakeWorkloads(scale=Scale(6, 6, "app=web"))
@@ -265,9 +265,11 @@ def test_a_failed_usage_read_for_the_scale_in_ranking_still_scales_in() -> None:
 
 def test_the_scale_in_ranking_reads_usage_within_the_evaluations_budget() -> None:
     timeouts: list[float] = []
+    ranked: list[tuple[ScalerRef, str]] = []
 
-    def ranking(namespace: str, selector: str, source: MetricSource) -> None:
+    def ranking(scaler: ScalerRef, selector: str, source: MetricSource) -> None:
         timeouts.append(source.timeout)
+        ranked.append((scaler, selector))
 
     workloads = FakeWorkloads(scale=Scale(6, 6, "app=web"))
     settings = SETTINGS.model_copy(update={"evaluation_budget": 4.0})
@@ -277,6 +279,35 @@ def test_the_scale_in_ranking_reads_usage_within_the_evaluations_budget() -> Non
     assert workloads.scaled == [2]
     assert len(timeouts) == 1
     assert 0.0 < timeouts[0] <= 4.0
+    # The ranking names the scaler it ranks for, so its costs can go with it.
+    assert ranked == [(ScalerRef("shop", "web"), "app=web")]
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "ranked"),
+    [
+        ("apps/v1", "Deployment", True),
+        ("apps/v1", "ReplicaSet", True),
+        ("example.com/v1", "StatefulSet", True),
+        ("apps/v1", "StatefulSet", False),
+    ],
+)
+def test_only_targets_that_honour_deletion_costs_are_ranked(
+    api_version: str, kind: str, ranked: bool
+) -> None:
+    # A StatefulSet removes its highest ordinal whatever the pods' costs say.
+    calls: list[ScalerRef] = []
+    workloads = FakeWorkloads(scale=Scale(6, 6, "app=web"))
+    evaluator = Evaluator(
+        workloads,
+        FakeSource(level=1.0),
+        SETTINGS,
+        rank_scale_in=lambda scaler, selector, source: calls.append(scaler),
+    )
+    target = {"apiVersion": api_version, "kind": kind, "name": "web"}
+    evaluator.evaluate(REF, spec(scaleTargetRef=target), {}, ObjectRuntime(), NOW)
+    assert workloads.scaled == [2]
+    assert bool(calls) is ranked
 
 
 def test_an_evaluation_that_raises_is_a_condition_and_an_event() -> None:
