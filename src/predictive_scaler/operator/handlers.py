@@ -13,6 +13,9 @@ handlers (start-up, leadership, the rebalancing loop) are in :mod:`.lifecycle`.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
+import functools
 import logging
 import time
 from collections.abc import Mapping
@@ -222,20 +225,40 @@ def _in_shard(labels: kopf.Labels, memo: kopf.Memo, **_: Any) -> bool:
 
 
 async def _forget_deletion_costs(
-    state: OperatorState, scaler: ScalerRef, logger: kopf.Logger
+    state: OperatorState,
+    scaler: ScalerRef,
+    turn: concurrent.futures.Future[Any] | None,
+    logger: kopf.Logger,
 ) -> None:
     """Take a deleted scaler's deletion costs off its pods, while kopf's finalizer still holds
     the object (the daemon's stop; an on-delete handler would make kopf store every object's
-    spec in an annotation). Best effort: a pod keeping its rank must not keep the object."""
-    if state.ranker is None:
+    spec in an annotation). Best effort: a pod keeping its rank must not keep the object.
+
+    A turn kopf cancelled goes on in its thread and may still be ranking pods: they are
+    forgotten once it has finished (within an evaluation's budget). Shielded, so the
+    daemon's own cancellation does not stop the forgetting half-way.
+    """
+    ranker, budget = state.ranker, state.settings.evaluation_budget
+    if ranker is None:
         return
-    loop = asyncio.get_running_loop()
-    try:
-        forgotten = await loop.run_in_executor(state.background, state.ranker.forget, scaler)
-    except Exception as error:  # noqa: BLE001 - the object goes either way
+
+    def forget() -> int:
+        if turn is not None:
+            concurrent.futures.wait([turn], timeout=budget)
+        return ranker.forget(scaler)
+
+    job = asyncio.get_running_loop().run_in_executor(state.background, forget)
+    job.add_done_callback(functools.partial(_said_forgotten, logger))
+    with contextlib.suppress(Exception):  # said by _said_forgotten
+        await asyncio.shield(job)
+
+
+def _said_forgotten(logger: kopf.Logger, job: asyncio.Future[int]) -> None:
+    if job.cancelled():
+        return
+    if (error := job.exception()) is not None:
         logger.warning(f"taking the pods' deletion costs off failed: {error!r}")
-        return
-    if forgotten:
+    elif forgotten := job.result():
         logger.info(f"took the deletion costs off {forgotten} pod(s)")
 
 
@@ -264,7 +287,6 @@ async def evaluate_on_schedule(
 ) -> None:
     state: OperatorState = memo["state"]
     uid, namespace, name = str(meta["uid"]), str(meta["namespace"]), str(meta["name"])
-    loop = asyncio.get_running_loop()
     wake = asyncio.Event()
     token = metrics.start_object(namespace, name)
     state.runtimes[uid] = ObjectRuntime(
@@ -273,6 +295,8 @@ async def evaluate_on_schedule(
         metrics_token=token,
     )
     cadence = Cadence(due=time.monotonic())
+    # The newest turn's thread: one kopf cancelled may outlive the daemon.
+    turn: concurrent.futures.Future[Evaluation | None] | None = None
     try:
         while not stopped:
             period = _sync_seconds(spec)
@@ -296,8 +320,7 @@ async def evaluate_on_schedule(
                     metrics.QUEUE_WAIT.labels("evaluation").observe(waited)
                     lateness = cadence.started(began, waited, period)
                     metrics.LATENESS.labels(namespace, name).set(lateness.seconds)
-                    evaluation = await loop.run_in_executor(
-                        state.executor,
+                    turn = state.executor.submit(
                         _evaluate_and_write,
                         state,
                         ref,
@@ -307,6 +330,7 @@ async def evaluate_on_schedule(
                         _claims(indexes, namespace, spec),
                         lateness,
                     )
+                    evaluation = await asyncio.wrap_future(turn)
             except Exception as error:  # noqa: BLE001 - one bad turn must not end the loop
                 metrics.RECONCILE_ERRORS.labels("evaluate").inc()
                 logger.warning(f"evaluation failed, retrying next period: {error!r}")
@@ -320,13 +344,11 @@ async def evaluate_on_schedule(
             cadence.finished(began, period)
             await _rest(stopped, wake, cadence, period)
     finally:
-        if (
-            stopped.reason is not None
-            and stopped.reason & kopf.DaemonStoppingReason.RESOURCE_DELETED
-        ):
-            await _forget_deletion_costs(state, ScalerRef(namespace, name), logger)
         state.runtimes.pop(uid, None)
         state.written.pop(uid, None)
         state.evaluations.forget(namespace, uid)
         state.selections.forget(namespace, uid)
         metrics.forget(namespace, name, token)
+        # Deleted: not the operator stopping, nor the object leaving this shard.
+        if stopped.reason and stopped.reason & kopf.DaemonStoppingReason.RESOURCE_DELETED:
+            await _forget_deletion_costs(state, ScalerRef(namespace, name), turn, logger)

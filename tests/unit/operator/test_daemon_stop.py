@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from predictive_scaler.operator.reconcile import Evaluator
 from predictive_scaler.operator.runtime import ObjectRuntime
 from predictive_scaler.operator.selection_workers import SelectionWorkers
 from predictive_scaler.operator.state import OperatorState
+from predictive_scaler.refs import ScalerRef
 from tests.unit.operator.test_evaluator import SETTINGS, FakeSource, FakeWorkloads, spec
 
 pytestmark = pytest.mark.unit
@@ -162,3 +165,53 @@ def test_a_selection_seated_after_its_object_is_gone_or_it_is_superseded_is_not_
 
     assert len(workers.asked) == 1, "only the live object's selection ran"
     assert len(delivered) == 1
+
+
+@dataclass
+class RecordingRanker:
+    """Records when the deleted scaler's costs are forgotten."""
+
+    said: list[object]
+
+    def forget(self, scaler: ScalerRef) -> int:
+        self.said.append(scaler)
+        return 1
+
+
+def test_a_deleted_scalers_costs_are_forgotten_after_its_last_turn_even_once_cancelled() -> None:
+    """kopf cancels a daemon that outlives its backoff: the costs must still go, and only
+    after a turn still ranking pods in its thread has finished."""
+    said: list[object] = []
+    state = operator_state(FakeWorkloads(), CountingWorkers())
+    state.ranker = RecordingRanker(said)  # type: ignore[assignment]
+    state.background = concurrent.futures.ThreadPoolExecutor(1)
+    turns = concurrent.futures.ThreadPoolExecutor(1)
+    turn_may_end, background_free = threading.Event(), threading.Event()
+    scaler = ScalerRef("shop", "web")
+
+    def last_turn() -> None:
+        turn_may_end.wait(DEADLINE_SECONDS)
+        said.append("turn ended")
+
+    async def scenario() -> None:
+        # The background thread is busy, so the forgetting waits in its queue.
+        state.background.submit(background_free.wait, DEADLINE_SECONDS)
+        turn = turns.submit(last_turn)
+        forgetting = asyncio.create_task(
+            handlers._forget_deletion_costs(state, scaler, turn, logging.getLogger("test"))
+        )
+        await asyncio.sleep(0)  # the task runs to its first await: the job is queued
+        forgetting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await forgetting
+        background_free.set()
+        turn_may_end.set()
+        await _poll("the costs forgotten", lambda: scaler in said)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        turns.shutdown()
+        state.background.shutdown()
+        state.executor.shutdown()
+    assert said == ["turn ended", scaler]
