@@ -88,7 +88,8 @@ def test_what_the_input_hygiene_changed_is_a_note(
         (["--trace", "missing.csv", "--column", "x"], "No such file"),
         (["--trace", "x.csv"], "--column is required"),
         (["--column", "nope"], "no column 'nope'"),
-        (["--level", "1.5"], "--level must lie in (0, 1)"),
+        (["--level", "1.5"], "--level (--interval) must lie in (0, 1)"),
+        (["--interval", "0"], "--level (--interval) must lie in (0, 1)"),
         (["--horizon", "100000000"], "--horizon must be at most 10,000 steps"),
     ],
 )

@@ -185,7 +185,8 @@ def test_follow_hpa_is_replayed_and_reported(capsys: pytest.CaptureFixture[str])
     ("args", "message"),
     [
         (["--target", "1.5"], "--target must lie in (0, 1]"),
-        (["--interval", "1"], "--interval must lie in (0, 1)"),
+        (["--interval", "1"], "--interval (--level) must lie in (0, 1)"),
+        (["--level", "1"], "--interval (--level) must lie in (0, 1)"),
         (["--trace", "missing.csv", "--column", "x"], "missing.csv"),
         (["--column", "no_such_column"], "no column 'no_such_column'"),
         (["--steps", "100"], "the backtest needs more than 360 steps of history (6h)"),

@@ -57,7 +57,8 @@ class HistoryLength:
     seconds: float | None = None
 
     def points_at(self, step_seconds: float) -> int:
-        """Points at ``step_seconds`` apart (a duration holds as many as the operator reads)."""
+        """Points at ``step_seconds`` apart (a duration: its steps, a part of one counting
+        whole, as ``backtest --history`` counts them)."""
         if self.points is not None:
             return self.points
         assert self.seconds is not None

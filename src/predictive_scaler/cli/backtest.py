@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> BacktestReport:
     if not 0.0 < args.target <= 1.0:
         raise ValueError(f"--target must lie in (0, 1], got {args.target}")
     if not 0.0 < args.interval < 1.0:
-        raise ValueError(f"--interval must lie in (0, 1), got {args.interval}")
+        raise ValueError(f"--interval (--level) must lie in (0, 1), got {args.interval}")
     if args.plot:
         from predictive_scaler.cli.plot import require_plot_target  # noqa: PLC0415
 

@@ -90,7 +90,7 @@ MAX_HORIZON = 10_000
 
 def run(args: argparse.Namespace) -> ForecastReport:
     if not 0.0 < args.level < 1.0:
-        raise ValueError(f"--level must lie in (0, 1), got {args.level}")
+        raise ValueError(f"--level (--interval) must lie in (0, 1), got {args.level}")
     if args.horizon > MAX_HORIZON:
         raise ValueError(f"--horizon must be at most {MAX_HORIZON:,} steps, got {args.horizon:,}")
     trace = load_trace(args)

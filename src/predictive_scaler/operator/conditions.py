@@ -1,4 +1,5 @@
-"""Conditions of a PredictiveScaler, and which of them changed (each change is an Event)."""
+"""Conditions of a PredictiveScaler, and which of them changed (each cause of a change is an
+Event)."""
 
 from __future__ import annotations
 

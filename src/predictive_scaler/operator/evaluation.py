@@ -3,7 +3,7 @@
 Kept apart from :mod:`.reconcile`, which decides and acts, so that every way
 an evaluation ends (decided, blocked before deciding, failed) is reported
 the same way: conditions merged with the object's own, an Event for each
-condition that changed, the pending scale resolved.
+cause of a condition change (:func:`transition_notes`), the pending scale resolved.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def reported(
     resolves_pending: bool = True,
 ) -> Evaluation:
     """``status`` with ``conditions`` (and EvaluationsLate, given ``lateness``) merged into
-    the object's own; ``events`` and then an Event for each condition that changed.
+    the object's own; ``events`` and then an Event for each cause of a condition change.
 
     An evaluation that decided (``resolves_pending``) has folded a pending scale into
     the state it writes, so it clears it, unless ``status`` carries a new one (a patch
@@ -104,7 +104,9 @@ def transition_notes(changed: Sequence[Condition]) -> list[EventNote]:
         by_reason.setdefault(condition.reason, []).append(condition)
     notes = []
     for reason, turned in by_reason.items():
-        first, others = turned[0], turned[1:]
+        # A Warning speaks in the words of a condition that warns.
+        first = next((c for c in turned if not c.healthy), turned[0])
+        others = [c for c in turned if c is not first]
         message = f"{first.type} is {first.status}: {first.message}"
         if others:
             message += " (also " + ", ".join(f"{c.type} {c.status}" for c in others) + ")"

@@ -204,3 +204,14 @@ def test_one_cause_turning_several_conditions_is_one_event() -> None:
         ("Normal", "Evaluated", "Ready is True: ok"),
         ("Warning", "LearningSeasons", "ForecastReliable is False: 5 h of the 2 days"),
     ]
+    # A Warning is said in the words of a condition that warns.
+    (mixed,) = transition_notes(
+        [
+            Condition("ScalingActive", "True", "Cause", "scaling"),
+            Condition("Ready", "False", "Cause", "not ready"),
+        ]
+    )
+    assert (mixed.type, mixed.message) == (
+        "Warning",
+        "Ready is False: not ready (also ScalingActive True)",
+    )
