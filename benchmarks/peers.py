@@ -51,12 +51,11 @@ from benchmarks.peers_cluster import (
     workloads,
 )
 from benchmarks.report import machine_description, table, write_section
-from predictive_scaler.operator.conditions import Condition, merge
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.resource import GROUP, KIND, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
 from predictive_scaler.rebalancing.nodes import NodeLoad, ScoringConfig, balance_degree, scores
-from predictive_scaler_dev.demo.session import apply_crds
+from predictive_scaler_dev.demo.session import apply_crds, mark_evaluated
 from predictive_scaler_dev.localcluster.kube import NodeShape
 
 DESCHEDULER, OURS = "descheduler", "predictive-scaler"
@@ -229,13 +228,7 @@ def _rebalancer_cycle(skewed: SkewedCluster) -> Callable[[], None]:
             },
         }  # fmt: skip
         custom.create_namespaced_custom_object(GROUP, VERSION, NAMESPACE, PLURAL, body)
-        # The Ready condition an evaluation writes: the rebalancer opts in no workload
-        # of an object not yet evaluated.
-        ready = Condition("Ready", "True", "Evaluated", "evaluated by the benchmark")
-        conditions, _ = merge([], [ready], now="2026-01-01T00:00:00Z", generation=1)
-        custom.patch_namespaced_custom_object_status(
-            GROUP, VERSION, NAMESPACE, PLURAL, workload.name, {"status": {"conditions": conditions}}
-        )
+        mark_evaluated(custom, NAMESPACE, workload.name)
     rebalancer = Rebalancer.from_settings(skewed.api, rebalancer_settings(skewed))
 
     def run() -> None:

@@ -24,11 +24,11 @@ import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.rebalancer import Rebalancer
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler.operator.settings import OperatorSettings
+from predictive_scaler_dev.demo.session import mark_evaluated
 from predictive_scaler_dev.localcluster import NodeShape
 from predictive_scaler_dev.localcluster.kube import set_pod_usage, wait_crd_established
 from tests.fixtures.cluster import KwokNodes, wait_for
 from tests.fixtures.operator import StartOperator, condition, read_status, scaler
-from tests.fixtures.rebalancing import mark_evaluated
 
 TEST_GROUP = "scaling.test.predictive-scaler.io"
 TEST_VERSION = "v1"

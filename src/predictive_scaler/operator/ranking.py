@@ -71,12 +71,9 @@ class ScaleInRanker:
         """
         forgotten = 0
         for pod in self.kube.list_pods(scaler.namespace, ""):
-            if pod.metadata is None:
-                continue
-            if (pod.metadata.annotations or {}).get(RANKED_BY_ANNOTATION) != scaler.name:
+            meta = pod.metadata
+            if meta is None or (meta.annotations or {}).get(RANKED_BY_ANNOTATION) != scaler.name:
                 continue
             removal = {DELETION_COST_ANNOTATION: None, RANKED_BY_ANNOTATION: None}
-            forgotten += self.kube.annotate_pod(
-                PodRef(scaler.namespace, str(pod.metadata.name)), removal
-            )
+            forgotten += self.kube.annotate_pod(PodRef(scaler.namespace, str(meta.name)), removal)
         return forgotten
