@@ -45,6 +45,7 @@ from predictive_scaler.scaling.behavior import PREDICTIVE_SCALE_DOWN_WINDOW_SECO
 from predictive_scaler.scaling.budget import HIGHEST
 from predictive_scaler.simulation.cadence import VARIANTS
 from predictive_scaler.simulation.forecasts import CLAIRVOYANT_STEPS
+from predictive_scaler.simulation.hindsight import DAY_NEIGHBOURS
 from predictive_scaler.traces import column_values
 
 
@@ -99,13 +100,12 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         *(f"HPA, {name}: overload min / replica-min" for name in VARIANTS),
     ]
     box, matched, elastic, variants, sizing = [], [], [], [], []
-    for label, step, startup, replayed, clairvoyant, hpas in rows:
-        setting = f"{startup} steps of {step:g} s"
-        box.append(out_of_the_box_row(label, setting, replayed, clairvoyant))
-        sizing.append(sizing_row(label, setting, replayed, clairvoyant))
-        matched.append(matched_row(label, setting, replayed, clairvoyant))
-        elastic += elasticity_rows(label, setting, replayed)
-        variants.append(variants_row(label, setting, hpas))
+    for row in rows:
+        box.append(out_of_the_box_row(row))
+        sizing.append(sizing_row(row))
+        matched.append(matched_row(row))
+        elastic += elasticity_rows(row)
+        variants.append(variants_row(row))
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "## Scaling: predictive vs HPA vs oracle (replay, design.md section 5)",
@@ -129,16 +129,24 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "Saving captured: (hpa - predictive) / (hpa - oracle at 100 %), the share of the "
         "possible saving.",
         "",
-        "*What limits the targets.* The clairvoyant forecast is a reference no one can run: "
-        f"its forecast of every step ahead is the load's mean over the {CLAIRVOYANT_STEPS} "
-        "steps centred on it, read from the future, so it knows where the load goes and "
-        "misses only the step-to-step noise around that course; its band is calibrated "
-        "from its own recent errors as the operator's is. Replayed through the same "
-        "`scaling.decide`, with the same budgets, it bounds what a better forecast could "
-        "still buy the policy on each trace: where it falls short of a target, no forecaster "
-        "reaches that target with this policy. The other limit is load no forecast saw "
-        "coming: an overloaded step counts as beyond the threshold's ceiling when its load "
-        "exceeded even what the budget's highest threshold "
+        "*What limits the targets.* Two references replay the same `scaling.decide`, with the "
+        "same budgets, on forecasts the operator cannot make. The hindsight forecast is the "
+        "best linear forecast of the load from its own past (`simulation/hindsight.py`): for "
+        "each step ahead, least squares on the last hour of samples the decision sees and, "
+        f"with a day behind, the {2 * DAY_NEIGHBOURS + 1} steps around the same time a day "
+        "earlier, fitted once on the very slice it is scored on, so that its coefficients "
+        "have seen every step they forecast. No linear forecaster of those samples errs less "
+        "on the slice (in squared error); one that beats it must use what it leaves out: more "
+        "than an hour of recent samples, a week, a rule that is not linear, or a signal other "
+        "than the load. Where it falls short of a target, a better forecaster of the load's "
+        "own history is unlikely to reach it. The clairvoyant forecast reads the future: its "
+        f"forecast of every step ahead is the load's mean over the {CLAIRVOYANT_STEPS} "
+        "steps centred on it, so it knows where the load goes and "
+        "misses only the step-to-step noise around that course. Where even it falls short, "
+        "no forecaster reaches that target with this policy. Both bands are calibrated "
+        "from their own recent errors as the operator's is. The other limit is load no "
+        "forecast saw coming: an overloaded step counts as beyond the threshold's ceiling "
+        "when its load exceeded even what the budget's highest threshold "
         f"({HIGHEST:g} forecast spreads above the forecast, `scaling/budget.py`) would have "
         "provisioned, in whole replicas, at the decision that sized it (as `scaling.decide` "
         "counts them, in the operator's status too). No budget buys those off; only standing "

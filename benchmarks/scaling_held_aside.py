@@ -71,11 +71,10 @@ def held_aside(traces: Path) -> list[Workload]:
 
 def render(rows: Sequence[Row], seconds: float) -> str:
     box, matched, sizing = [], [], []
-    for label, step, startup, replayed, clairvoyant, _ in rows:
-        setting = f"{startup} steps of {step:g} s"
-        box.append(out_of_the_box_row(label, setting, replayed, clairvoyant))
-        matched.append(matched_row(label, setting, replayed, clairvoyant))
-        sizing.append(sizing_row(label, setting, replayed, clairvoyant))
+    for row in rows:
+        box.append(out_of_the_box_row(row))
+        matched.append(matched_row(row))
+        sizing.append(sizing_row(row))
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return "\n".join(
         [

@@ -2,8 +2,9 @@
 
 ``benchmarks.scaling`` and ``benchmarks.scaling_held_aside`` replay their slices through this,
 so both measure the policy the same way: the operator's forecasts at every step for each
-start-up's horizon, the clairvoyant reference, ``run_backtest``'s policies and budget sweep,
-the HPA's variants, and a fleet of small workloads (Google's VMs) held to one budget.
+start-up's horizon, the clairvoyant and hindsight references, ``run_backtest``'s policies and
+budget sweep, the HPA's variants, and a fleet of small workloads (Google's VMs) held to one
+budget.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, fields
+from enum import Enum
 from pathlib import Path
 
 from benchmarks.report import REPO_TRACES
@@ -23,6 +25,7 @@ from predictive_scaler.simulation import BacktestSettings, Outcome, run_backtest
 from predictive_scaler.simulation.backtest import MATCH_HPA, forecast_table
 from predictive_scaler.simulation.cadence import VARIANTS, hpa_variants
 from predictive_scaler.simulation.forecasts import ForecastTable, clairvoyant_table
+from predictive_scaler.simulation.hindsight import hindsight_table
 from predictive_scaler.simulation.sizing import SizingTally
 from predictive_scaler.traces import read_trace
 
@@ -69,22 +72,38 @@ class Forecast:
     ``tables`` holds the operator's forecasts for each start-up (in steps), made over that
     start-up's horizon: the horizon is what the backtest selection scores models on, so a
     table made for a longer one is not what the operator would have forecast. ``clairvoyant``
-    is the reference that knows the load's course (not its noise).
+    is the reference that knows the load's course (not its noise); ``hindsight`` the best
+    linear forecast of the load's own past, fitted on the slice it is scored on.
     """
 
     load: FloatArray
     step: float
     tables: dict[int, ForecastTable]
     clairvoyant: ForecastTable
+    hindsight: ForecastTable
+
+
+class Source(Enum):
+    """Whose forecasts a replay of the policy reads."""
+
+    AUTO = "auto"
+    CLAIRVOYANT = "clairvoyant"
+    HINDSIGHT = "hindsight"
+
+    def table(self, forecast: Forecast, startup: int) -> ForecastTable:
+        if self is Source.CLAIRVOYANT:
+            return forecast.clairvoyant
+        if self is Source.HINDSIGHT:
+            return forecast.hindsight
+        return forecast.tables[startup]
 
 
 @dataclass(frozen=True)
 class Replays:
-    """One workload at one start-up: the operator's forecasts, the clairvoyant's, the HPA's
+    """One workload at one start-up: the policy on each source's forecasts, the HPA's
     variants (legacy and default behavior, per step and every 15 s)."""
 
-    auto: Replayed
-    clairvoyant: Replayed
+    by_source: dict[Source, Replayed]
     hpa_variants: dict[str, Outcome]
 
 
@@ -112,6 +131,7 @@ def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[in
     steps = startup_steps(step)
     horizon = max(steps) + 1
     settings = BacktestSettings()
+    start, level = settings.history_steps(step), settings.interval
     forecast = Forecast(
         load,
         step,
@@ -121,18 +141,15 @@ def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[in
             )
             for startup in steps
         },
-        clairvoyant_table(
-            load,
-            start=settings.history_steps(step),
-            horizon=horizon,
-            level=settings.interval,
-            step_seconds=step,
-        ),
+        clairvoyant_table(load, start=start, horizon=horizon, level=level, step_seconds=step),
+        hindsight_table(load, start=start, horizon=horizon, level=level, step_seconds=step),
     )
     results = {
         startup: Replays(
-            replayed_with(forecast, forecast.tables[startup], startup),
-            replayed_with(forecast, forecast.clairvoyant, startup),
+            {
+                source: replayed_with(forecast, source.table(forecast, startup), startup)
+                for source in Source
+            },
             hpa_variants(
                 load,
                 dataclasses.replace(settings, startup_steps=startup).replay_config(load, step),
@@ -145,14 +162,14 @@ def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[in
 
 
 def at_fleet_budget(
-    parts: Sequence[tuple[Forecast, dict[int, Replays]]], startup: int, clairvoyant: bool
+    parts: Sequence[tuple[Forecast, dict[int, Replays]]], startup: int, source: Source
 ) -> list[Replayed]:
     """A fleet's workloads replayed with one budget: the whole fleet's hpa overload share.
 
     A user sets one budget for a fleet; matching each small workload to its own
     hpa share would hand the calm ones a budget of one step in a day.
     """
-    replayed = [pick(p[1][startup], clairvoyant) for p in parts]
+    replayed = [p[1][startup].by_source[source] for p in parts]
     overload = sum(r.policies["hpa"].overload_minutes for r in replayed)
     minutes = sum(r.scored_minutes for r in replayed)
     steps = sum(r.scored_minutes * 60 / p[0].step for r, p in zip(replayed, parts, strict=True))
@@ -160,7 +177,7 @@ def at_fleet_budget(
     settings = BacktestSettings(startup_steps=startup, overload_budget=budget, budget_sweep=())
     fleet = []
     for (forecast, _), one in zip(parts, replayed, strict=True):
-        table = forecast.clairvoyant if clairvoyant else forecast.tables[startup]
+        table = source.table(forecast, startup)
         result = run_backtest(forecast.load, forecast.step, settings, table=table)
         policies = {**one.policies, "predictive": result.policies["predictive"].outcome}
         fleet.append(
@@ -175,10 +192,6 @@ def at_fleet_budget(
             )
         )
     return fleet
-
-
-def pick(replays: Replays, clairvoyant: bool) -> Replayed:
-    return replays.clairvoyant if clairvoyant else replays.auto
 
 
 def add(outcomes: Sequence[Outcome]) -> Outcome:
@@ -200,8 +213,23 @@ def combine(parts: Sequence[Replayed]) -> Replayed:
     )
 
 
-# (trace, step in seconds, start-up in steps, auto's replay, the clairvoyant's, HPA variants)
-Row = tuple[str, float, int, Replayed, Replayed, dict[str, Outcome]]
+@dataclass(frozen=True)
+class Row:
+    """A trace at one start-up (in steps): the policy on each source's forecasts, the HPAs."""
+
+    label: str
+    step: float
+    startup: int
+    by_source: dict[Source, Replayed]
+    hpa_variants: dict[str, Outcome]
+
+    @property
+    def setting(self) -> str:
+        return f"{self.startup} steps of {self.step:g} s"
+
+    @property
+    def auto(self) -> Replayed:
+        return self.by_source[Source.AUTO]
 
 
 def replay_all(traces: Path, chosen: Sequence[Workload], workers: int) -> list[Row]:
@@ -220,16 +248,18 @@ def replay_all(traces: Path, chosen: Sequence[Workload], workers: int) -> list[R
     for label, parts in by_label.items():
         step = parts[0][0].step
         for startup in startup_steps(step):
-            fleets = [
-                at_fleet_budget(parts, startup, clairvoyant)
-                if len(parts) > 1
-                else [pick(parts[0][1][startup], clairvoyant)]
-                for clairvoyant in (False, True)
-            ]
+            fleets = {
+                source: combine(
+                    at_fleet_budget(parts, startup, source)
+                    if len(parts) > 1
+                    else [parts[0][1][startup].by_source[source]]
+                )
+                for source in Source
+            }
             hpas = {
                 name: add([p[1][startup].hpa_variants[name] for p in parts]) for name in VARIANTS
             }
-            rows.append((label, step, startup, combine(fleets[0]), combine(fleets[1]), hpas))
+            rows.append(Row(label, step, startup, fleets, hpas))
     return rows
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchmarks.scaling_replay import Replayed
-from predictive_scaler.simulation import Outcome, compare
+from benchmarks.scaling_replay import Replayed, Row, Source
+from predictive_scaler.simulation import compare
 from predictive_scaler.simulation.cadence import VARIANTS
 
 # Targets from issue 17, against the HPA at U = 0.7.
@@ -26,11 +26,19 @@ def saving(cost: float, baseline: float) -> float:
     return 1.0 - cost / baseline
 
 
-def out_of_the_box_row(
-    label: str, setting: str, replayed: Replayed, clairvoyant: Replayed
-) -> list[str]:
+def reference_saving(row: Row, source: Source) -> str:
+    """What the policy saved on ``source``'s forecasts out of the box, and its overload."""
+    hpa = row.auto.policies["hpa"]
+    predictive = row.by_source[source].policies["predictive"]
+    return (
+        f"{saving(predictive.replica_minutes, hpa.replica_minutes):.1%} "
+        f"({predictive.overload_minutes:.0f} overload min)"
+    )
+
+
+def out_of_the_box_row(row: Row) -> list[str]:
+    replayed = row.auto
     hpa, predictive = replayed.policies["hpa"], replayed.policies["predictive"]
-    knowing = clairvoyant.policies["predictive"]
     full = replayed.policies["oracle_at_full_utilisation"]
     minutes = replayed.scored_minutes
     cheaper = saving(predictive.replica_minutes, hpa.replica_minutes)
@@ -39,8 +47,8 @@ def out_of_the_box_row(
         hpa.replica_minutes - full.replica_minutes
     )
     return [
-        label,
-        setting,
+        row.label,
+        row.setting,
         f"{hpa.overload_minutes:.0f} ({hpa.overload_minutes / minutes:.2%})",
         f"{hpa.replica_minutes:.0f}",
         f"{predictive.overload_minutes:.0f} ({predictive.overload_minutes / minutes:.2%})",
@@ -50,13 +58,14 @@ def out_of_the_box_row(
         f"{predictive.replica_minutes / full.replica_minutes:.2f}",
         f"{hpa.replica_minutes / full.replica_minutes:.2f}",
         f"{captured:.0%}",
-        f"{saving(knowing.replica_minutes, hpa.replica_minutes):.1%} "
-        f"({knowing.overload_minutes:.0f} overload min)",
+        reference_saving(row, Source.HINDSIGHT),
+        reference_saving(row, Source.CLAIRVOYANT),
     ]
 
 
-def sizing_row(label: str, setting: str, replayed: Replayed, clairvoyant: Replayed) -> list[str]:
+def sizing_row(row: Row) -> list[str]:
     """Mean replicas per scored step along ``scaling.decide``'s own steps, and the others'."""
+    replayed, clairvoyant = row.auto, row.by_source[Source.CLAIRVOYANT]
 
     def held(policy: str, of: Replayed = replayed) -> str:
         return f"{of.policies[policy].replica_minutes / of.scored_minutes:.2f}"
@@ -68,8 +77,8 @@ def sizing_row(label: str, setting: str, replayed: Replayed, clairvoyant: Replay
     forecast, sized_for, whole, asked = steps(replayed)
     knowing = steps(clairvoyant)
     return [
-        label,
-        setting,
+        row.label,
+        row.setting,
         forecast,
         sized_for,
         whole,
@@ -96,10 +105,14 @@ def sizing_header() -> list[str]:
     ]
 
 
-def matched_row(label: str, setting: str, replayed: Replayed, clairvoyant: Replayed) -> list[str]:
+def matched_row(row: Row) -> list[str]:
+    replayed = row.auto
     hpa = replayed.policies["hpa"]
     matched = compare(replayed.budget_sweep, hpa)
-    knowing = compare(clairvoyant.budget_sweep, hpa).cost_reduction_at_baseline_overload
+    references = [
+        compare(row.by_source[source].budget_sweep, hpa).cost_reduction_at_baseline_overload
+        for source in (Source.HINDSIGHT, Source.CLAIRVOYANT)
+    ]
     overload = matched.overload_reduction_at_baseline_cost
     cost = matched.cost_reduction_at_baseline_overload
     kept = []
@@ -111,8 +124,8 @@ def matched_row(label: str, setting: str, replayed: Replayed, clairvoyant: Repla
         kept.append(f"{factor:.2f}x ({beyond:.2f}x){'' if within else ' (**not met**)'}")
     overload_applies = hpa.overload_minutes > 0
     return [
-        label,
-        setting,
+        row.label,
+        row.setting,
         f"{fmt_percent(cost)} fewer ({verdict(None if cost is None else cost >= MATCHED_SAVING)})",
         f"{fmt_percent(overload)} fewer ("
         + verdict(
@@ -122,17 +135,18 @@ def matched_row(label: str, setting: str, replayed: Replayed, clairvoyant: Repla
         )
         + ")",
         *kept,
-        f"{fmt_percent(knowing)} fewer",
+        *(f"{fmt_percent(reference)} fewer" for reference in references),
     ]
 
 
 ELASTICITY_POLICIES = ("hpa", "predictive", "oracle")
 
 
-def variants_row(label: str, setting: str, variants: dict[str, Outcome]) -> list[str]:
+def variants_row(row: Row) -> list[str]:
     """The HPA baseline four ways: overload min / replica-min, the change against the first."""
+    variants = row.hpa_variants
     baseline = variants[VARIANTS[0]]
-    cells = [label, setting]
+    cells = [row.label, row.setting]
     for name in VARIANTS:
         outcome = variants[name]
         more = outcome.replica_minutes / baseline.replica_minutes - 1
@@ -141,14 +155,14 @@ def variants_row(label: str, setting: str, variants: dict[str, Outcome]) -> list
     return cells
 
 
-def elasticity_rows(label: str, setting: str, replayed: Replayed) -> list[list[str]]:
+def elasticity_rows(row: Row) -> list[list[str]]:
     """Each policy's SPEC RG elasticity metrics, in percent."""
     return [
         [
-            label,
-            setting,
+            row.label,
+            row.setting,
             name,
-            *(f"{v:.1f}" for v in replayed.policies[name].elasticity.metrics().values()),
+            *(f"{v:.1f}" for v in row.auto.policies[name].elasticity.metrics().values()),
         ]
         for name in ELASTICITY_POLICIES
     ]
@@ -167,6 +181,7 @@ def box_header() -> list[str]:
         "predictive / oracle@100%",
         "hpa / oracle@100%",
         "saving captured",
+        "hindsight forecast: fewer replica-min (its overload)",
         "clairvoyant forecast: fewer replica-min (its overload)",
     ]
 
@@ -178,5 +193,6 @@ def matched_header() -> list[str]:
         f"replica-min at hpa's overload (target >= {MATCHED_SAVING:.0%})",
         f"overload min at hpa's cost (target >= {MATCHED_OVERLOAD_REDUCTION:.0%})",
         *(f"realised / budget {b:.1%} (of it beyond the ceiling)" for b in KEPT_BUDGETS),
+        "hindsight forecast: replica-min at hpa's overload",
         "clairvoyant forecast: replica-min at hpa's overload",
     ]

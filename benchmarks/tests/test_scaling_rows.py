@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.scaling_replay import Replayed, combine
+from benchmarks.scaling_replay import Replayed, Row, Source, combine
 from benchmarks.scaling_rows import KEPT_BUDGETS, matched_row, out_of_the_box_row, sizing_row
 from predictive_scaler.simulation import Outcome
 from predictive_scaler.simulation.sizing import SizingTally
@@ -41,6 +41,19 @@ def replayed(
     )
 
 
+def row(
+    auto: Replayed, clairvoyant: Replayed | None = None, hindsight: Replayed | None = None
+) -> Row:
+    """A trace's row; a reference not given saved nothing."""
+    nothing = replayed(outcome(0, 100))
+    sources = {
+        Source.AUTO: auto,
+        Source.CLAIRVOYANT: clairvoyant or nothing,
+        Source.HINDSIGHT: hindsight or nothing,
+    }
+    return Row("t", 60.0, 2, sources, {})
+
+
 @pytest.mark.parametrize(
     ("overload", "cost", "verdict"),
     [
@@ -53,17 +66,25 @@ def replayed(
 def test_out_of_the_box_needs_both_the_saving_and_no_more_overload(
     overload: float, cost: float, verdict: str
 ) -> None:
-    row = out_of_the_box_row("t", "s", replayed(outcome(overload, cost)), replayed(outcome(0, 1)))
-    assert row[7] == verdict
+    cells = out_of_the_box_row(row(replayed(outcome(overload, cost))))
+    assert cells[:2] == ["t", "2 steps of 60 s"]
+    assert cells[7] == verdict
 
 
 def test_out_of_the_box_row_reports_the_saving_captured_and_the_cost_over_the_limit() -> None:
-    row = out_of_the_box_row("t", "s", replayed(outcome(10.0, 85.0)), replayed(outcome(9.0, 80.0)))
+    cells = out_of_the_box_row(
+        row(
+            replayed(outcome(10.0, 85.0)),
+            clairvoyant=replayed(outcome(9.0, 80.0)),
+            hindsight=replayed(outcome(11.0, 83.0)),
+        )
+    )
     # (hpa - predictive) / (hpa - oracle at 100 %) = 15 / 50.
-    assert row[10] == "30%"
-    assert (row[8], row[9]) == ("1.70", "2.00")
-    assert row[5] == "2"
-    assert row[11] == "20.0% (9 overload min)"
+    assert cells[10] == "30%"
+    assert (cells[8], cells[9]) == ("1.70", "2.00")
+    assert cells[5] == "2"
+    # Each reference against the same HPA: the hindsight's, then the clairvoyant's.
+    assert cells[11:] == ["17.0% (11 overload min)", "20.0% (9 overload min)"]
 
 
 def test_a_budget_is_kept_within_the_factor_and_flagged_beyond_it() -> None:
@@ -75,10 +96,8 @@ def test_a_budget_is_kept_within_the_factor_and_flagged_beyond_it() -> None:
     )
     # Beyond the ceiling: 1, 8 and 0 of those minutes.
     beyond = (1.0, 8.0, 0.0, 50.0)
-    row = matched_row(
-        "t", "s", replayed(outcome(10, 90), sweep=points, beyond=beyond), replayed(outcome(0, 1))
-    )
-    assert row[4:7] == [
+    cells = matched_row(row(replayed(outcome(10, 90), sweep=points, beyond=beyond)))
+    assert cells[4:7] == [
         "0.80x (0.20x)",
         "1.60x (0.80x) (**not met**)",
         "1.75x (0.00x) (**not met**)",
@@ -107,18 +126,37 @@ def test_where_the_replicas_go_reads_per_decision_and_per_scored_minute() -> Non
     # Two decisions: forecast 4 and 6 replicas, provisioned 5.5 and 7.5, whole 6 and 8,
     # asked 7 and 9; the replay held 90 replica-minutes over 10 scored minutes.
     sizing = SizingTally(2, 10.0, 13.0, 14.0, 16.0)
-    row = sizing_row(
-        "t",
-        "s",
-        replayed(outcome(1.0, 90.0), minutes=10.0, sizing=sizing),
-        replayed(outcome(1.0, 80.0), minutes=10.0),
+    cells = sizing_row(
+        row(
+            replayed(outcome(1.0, 90.0), minutes=10.0, sizing=sizing),
+            clairvoyant=replayed(outcome(1.0, 80.0), minutes=10.0),
+        )
     )
-    assert row[2:9] == ["5.00", "6.50", "7.00", "8.00", "9.00", "10.00", "5.00"]
+    assert cells[2:9] == ["5.00", "6.50", "7.00", "8.00", "9.00", "10.00", "5.00"]
     # A replay with no decision that forecast says so instead of dividing by zero.
-    assert row[9] == "n/a / n/a / 8.00"
+    assert cells[9] == "n/a / n/a / 8.00"
 
 
 def test_a_fleets_sizing_is_the_sum_of_its_workloads() -> None:
     first = replayed(outcome(1.0, 10.0), sizing=SizingTally(1, 2.0, 3.0, 3.0, 4.0))
     second = replayed(outcome(1.0, 10.0), sizing=SizingTally(3, 6.0, 9.0, 12.0, 12.0))
     assert combine([first, second]).sizing.means() == (2.0, 3.0, 3.75, 4.0)
+
+
+def test_matched_reads_each_reference_on_its_own_frontier() -> None:
+    # The hpa overloads 10 of 1,000 minutes: at a 1 % share the sweeps below cost 100 - 100 x
+    # the share for auto, 80 for the hindsight's and 60 for the clairvoyant's.
+    budgets = (*KEPT_BUDGETS, 0.2)
+
+    def frontier(cost_at_hpa: float) -> tuple[Outcome, ...]:
+        return tuple(outcome(b * 1000.0, cost_at_hpa + (0.01 - b) * 100.0) for b in budgets)
+
+    cells = matched_row(
+        row(
+            replayed(outcome(10, 90)),
+            hindsight=replayed(outcome(10, 80), sweep=frontier(80.0)),
+            clairvoyant=replayed(outcome(10, 60), sweep=frontier(60.0)),
+        )
+    )
+    assert cells[2].startswith("1% fewer")
+    assert cells[7:] == ["20% fewer", "40% fewer"]
