@@ -8,8 +8,11 @@ ahead is forecast by a least-squares fit of the samples the decision sees
 (the last hour of them, and the steps around the same time a day earlier
 when the slice holds a day before), fitted once on the whole slice it is
 scored on. Its coefficients have seen every step they forecast, so no
-linear forecaster of these samples has a smaller mean squared error on the
-slice; it flatters itself, as a bound should. Its band is calibrated like
+linear rule of these samples with the same coefficients throughout has a
+smaller mean squared error on the slice; it flatters itself, as a bound
+should. (A model refitted as it goes, as the operator's are, is linear with
+coefficients that change; where it beats this one, it is by adapting.)
+Its band is calibrated like
 the operator's, from the errors it made on the last steps already observed.
 Replayed through the same policy, it shows how much of a target's gap a
 better forecaster could close.
