@@ -22,10 +22,15 @@ from pathlib import Path
 from benchmarks.report import REPO_TRACES
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.simulation import BacktestSettings, Outcome, run_backtest
-from predictive_scaler.simulation.backtest import MATCH_HPA, forecast_table
+from predictive_scaler.simulation.backtest import (
+    CLAIRVOYANT,
+    HINDSIGHT,
+    MATCH_HPA,
+    forecast_table,
+    reference_tables,
+)
 from predictive_scaler.simulation.cadence import VARIANTS, hpa_variants
-from predictive_scaler.simulation.forecasts import ForecastTable, clairvoyant_table
-from predictive_scaler.simulation.hindsight import hindsight_table
+from predictive_scaler.simulation.forecasts import ForecastTable
 from predictive_scaler.simulation.sizing import SizingTally
 from predictive_scaler.traces import read_trace
 
@@ -71,31 +76,29 @@ class Forecast:
 
     ``tables`` holds the operator's forecasts for each start-up (in steps), made over that
     start-up's horizon: the horizon is what the backtest selection scores models on, so a
-    table made for a longer one is not what the operator would have forecast. ``clairvoyant``
-    is the reference that knows the load's course (not its noise); ``hindsight`` the best
-    linear forecast of the load's own past, fitted on the slice it is scored on.
+    table made for a longer one is not what the operator would have forecast. ``references``
+    are ``run_backtest``'s forecasts no one can run, over the longest start-up's horizon: the
+    clairvoyant knows the load's course (not its noise), the hindsight forecast is the best
+    linear rule of the load's own past, fitted on the slice it is scored on.
     """
 
     load: FloatArray
     step: float
     tables: dict[int, ForecastTable]
-    clairvoyant: ForecastTable
-    hindsight: ForecastTable
+    references: dict[str, ForecastTable]
 
 
 class Source(Enum):
-    """Whose forecasts a replay of the policy reads."""
+    """Whose forecasts a replay of the policy reads: the operator's, or a reference's."""
 
     AUTO = "auto"
-    CLAIRVOYANT = "clairvoyant"
-    HINDSIGHT = "hindsight"
+    CLAIRVOYANT = CLAIRVOYANT
+    HINDSIGHT = HINDSIGHT
 
     def table(self, forecast: Forecast, startup: int) -> ForecastTable:
-        if self is Source.CLAIRVOYANT:
-            return forecast.clairvoyant
-        if self is Source.HINDSIGHT:
-            return forecast.hindsight
-        return forecast.tables[startup]
+        if self is Source.AUTO:
+            return forecast.tables[startup]
+        return forecast.references[self.value]
 
 
 @dataclass(frozen=True)
@@ -129,9 +132,7 @@ def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[in
     load = trace.values[workload.first : workload.first + workload.steps]
     step = trace.step_seconds
     steps = startup_steps(step)
-    horizon = max(steps) + 1
     settings = BacktestSettings()
-    start, level = settings.history_steps(step), settings.interval
     forecast = Forecast(
         load,
         step,
@@ -141,8 +142,7 @@ def replay_workload(traces: Path, workload: Workload) -> tuple[Forecast, dict[in
             )
             for startup in steps
         },
-        clairvoyant_table(load, start=start, horizon=horizon, level=level, step_seconds=step),
-        hindsight_table(load, start=start, horizon=horizon, level=level, step_seconds=step),
+        reference_tables(load, step, settings, horizon=max(steps) + 1),
     )
     results = {
         startup: Replays(

@@ -58,6 +58,13 @@ def test_json_has_every_policy_and_the_matched_comparison(
     assert {"overload_reduction_at_hpa_cost", "cost_reduction_at_hpa_overload"} <= set(matched)
     assert report["scored_steps"] == 600 - 360  # 6 h of one-minute history comes first
     assert report["chosen_models"] == {"brown": 240}
+    # What the same policy did on forecasts no one can run, as the policies are reported.
+    references = report["references"]
+    assert isinstance(references, dict)
+    assert set(references) == {"hindsight", "clairvoyant"}
+    for outcome in references.values():
+        assert set(outcome) == OUTCOME_KEYS
+        assert outcome["replica_minutes"] > 0
 
 
 def test_an_overload_budget_is_kept_and_reported(capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,6 +175,8 @@ def test_the_text_report_names_each_policy(capsys: pytest.CaptureFixture[str]) -
     text = capsys.readouterr().out
     for name in ("predictive", "hpa", "oracle", "overload minutes at hpa's cost"):
         assert name in text
+    assert "what a better forecast could still buy here" in text
+    assert "fewer than hpa): the best linear rule of the load's last hour" in text
 
 
 def test_follow_hpa_is_replayed_and_reported(capsys: pytest.CaptureFixture[str]) -> None:

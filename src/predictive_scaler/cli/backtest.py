@@ -148,6 +148,7 @@ def run(args: argparse.Namespace) -> BacktestReport:
         seasonality_seconds=args.seasonality,
         overload_budget=args.overload_budget,
         when_worse_than_reactive=args.when_worse_than_reactive,
+        references=True,
     )
     with tqdm(
         total=max(0, load.size - settings.history_steps(step)),

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from predictive_scaler.scaling.budget import HIGHEST
 from predictive_scaler.simulation import BacktestResult, Outcome, ReplayResult
-from predictive_scaler.simulation.backtest import MATCH_HPA
+from predictive_scaler.simulation.backtest import CLAIRVOYANT, HINDSIGHT, MATCH_HPA
 
 POLICIES = ("predictive", "hpa", "oracle")
 
@@ -102,6 +102,9 @@ class BacktestReport(Frozen):
     followed_hpa_steps: int | None = None
     # What in the trace itself bends the figures (glitches, what the forecasts read as 0).
     notes: list[str]
+    # The predictive policy, as chosen, on forecasts no one can run (simulation.backtest's
+    # REFERENCES): how much a better forecast could still buy on this load.
+    references: dict[str, OutcomeReport] = {}
 
 
 def report(
@@ -159,6 +162,9 @@ def report(
         ),
         followed_hpa_steps=result.followed_steps,
         notes=notes,
+        references={
+            name: OutcomeReport.of(replayed.outcome) for name, replayed in result.references.items()
+        },
     )
 
 
@@ -248,7 +254,35 @@ def render(report: BacktestReport) -> str:
         "fewer",
     ]
     lines += [f"  note: {note}" for note in matched.notes]
+    lines += references(report)
     models = ", ".join(f"{name} {count}" for name, count in report.chosen_models.items())
     lines += ["", f"models used (steps): {models}"]
     lines += [f"note: {note}" for note in report.notes]
     return "\n".join(lines)
+
+
+REFERENCE_WORDS = {
+    HINDSIGHT: "the best linear rule of the load's last hour and the day before, "
+    "fitted on this trace itself",
+    CLAIRVOYANT: "the load's course read from the future; what it misses is noise",
+}
+
+
+def references(report: BacktestReport) -> list[str]:
+    """The lines on what the policy did with forecasts no one can run; none without them."""
+    if not report.references:
+        return []
+    hpa = report.policies["hpa"].replica_minutes
+    lines = [
+        "",
+        "what a better forecast could still buy here (the same policy on forecasts no one "
+        "can run):",
+    ]
+    for name, outcome in report.references.items():
+        lines.append(
+            f"  {name:<12} {outcome.overload_minutes:>6.0f} overload min "
+            f"{outcome.replica_minutes:>10.0f} replica-min "
+            f"({percent(1.0 - outcome.replica_minutes / hpa)} fewer than hpa): "
+            f"{REFERENCE_WORDS.get(name, name)}"
+        )
+    return lines

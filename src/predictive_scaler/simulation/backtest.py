@@ -17,8 +17,10 @@ from predictive_scaler.simulation.forecasts import (
     ForecastTable,
     LongWindow,
     Progress,
+    clairvoyant_table,
     forecast_trace,
 )
+from predictive_scaler.simulation.hindsight import hindsight_table
 from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.matched import Matched, compare
 from predictive_scaler.simulation.policies import OraclePolicy, PredictivePolicy
@@ -75,6 +77,8 @@ class BacktestSettings:
     # comparison.whenWorseThanReactive. With FollowHPA the predictive policy shadows the
     # baseline HPA as the operator does and follows its count while it loses to it.
     when_worse_than_reactive: Fallback = Fallback.WARN
+    # Also replay the policy on REFERENCES' forecasts (a few seconds a week of minutes).
+    references: bool = False
     predictive_sweep: Sequence[float] = PREDICTIVE_SWEEP
     budget_sweep: Sequence[float] = BUDGET_SWEEP
     baseline_sweep: Sequence[float] = BASELINE_SWEEP
@@ -125,6 +129,9 @@ class BacktestResult:
     sizing: SizingTally = field(default_factory=SizingTally)
     # With a budget: each budget sweep point's overloaded steps beyond the ceiling, as above.
     sweep_beyond_ceiling: tuple[int, ...] = ()
+    # The predictive policy, as chosen, on forecasts no one can run (REFERENCES): what a
+    # better forecast could still buy on this load.
+    references: dict[str, ReplayResult] = field(default_factory=dict)
 
     @property
     def scored_minutes(self) -> float:
@@ -172,6 +179,33 @@ def forecast_table(
         long=LongWindow.of(settings.long_history_seconds, settings.long_step_seconds, step_seconds),
         progress=progress,
     )
+
+
+# The forecasts no one can run that ``run_backtest`` also replays the policy on: the best
+# linear rule of the load's own past fitted on the trace itself (simulation/hindsight.py),
+# and the load's future course (simulation/forecasts.py). The first says how far a better
+# forecaster of this load's history could go, the second what is left beyond: its noise.
+HINDSIGHT = "hindsight"
+CLAIRVOYANT = "clairvoyant"
+REFERENCES = (HINDSIGHT, CLAIRVOYANT)
+
+
+def reference_tables(
+    load: FloatArray, step_seconds: float, settings: BacktestSettings, horizon: int | None = None
+) -> dict[str, ForecastTable]:
+    """The references' forecasts from the predictive policy's first step, over its horizon
+    (or ``horizon``, which may exceed it)."""
+    made = {HINDSIGHT: hindsight_table, CLAIRVOYANT: clairvoyant_table}
+    return {
+        name: made[name](
+            load,
+            start=settings.history_steps(step_seconds),
+            horizon=horizon or settings.startup_steps + 1,
+            level=settings.interval,
+            step_seconds=step_seconds,
+        )
+        for name in REFERENCES
+    }
 
 
 def resolve_budget(
@@ -224,11 +258,13 @@ def run_backtest(
         else None
     )
 
-    def predictive(utilisation: float, budget: float | None = None) -> PredictivePolicy:
+    def predictive(
+        utilisation: float, budget: float | None = None, forecasts: ForecastTable = table
+    ) -> PredictivePolicy:
         return PredictivePolicy(
             config,
             utilisation,
-            table.forecaster,
+            forecasts.forecaster,
             history_steps=history_steps,
             interval=settings.interval,
             budget=budget,
@@ -253,6 +289,14 @@ def run_backtest(
         "oracle": replay(load, OraclePolicy(load, config, target), config),
         "oracle_at_full_utilisation": replay(load, OraclePolicy(load, config, 1.0), config),
     }
+    references = (
+        {
+            name: replay(load, predictive(target, budget, forecasts), config)
+            for name, forecasts in reference_tables(load, step_seconds, settings).items()
+        }
+        if settings.references
+        else {}
+    )
     matched = compare([r.outcome for r in predictive_sweep], hpa.outcome)
     beyond = None if budget is None else chosen.beyond_ceiling
     sweep_beyond = () if budget is None else tuple(policy.beyond_ceiling for policy in swept)
@@ -269,4 +313,5 @@ def run_backtest(
         None if follow is None else chosen.followed_steps,
         chosen.sizing,
         sweep_beyond,
+        references,
     )
