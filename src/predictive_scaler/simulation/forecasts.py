@@ -155,6 +155,7 @@ def forecast_trace(
 # The clairvoyant reference knows the load's mean over this many steps centred
 # on each step it forecasts: the load's course, without the step-to-step noise.
 CLAIRVOYANT_STEPS = 5
+CLAIRVOYANT = "clairvoyant"
 
 
 def centred_mean(load: FloatArray, steps: int) -> FloatArray:
@@ -204,4 +205,4 @@ def clairvoyant_table(
         mean[row] = ahead
         lower[row] = np.clip(ahead + min(low, 0.0), 0.0, None)
         upper[row] = ahead + max(high, 0.0)
-    return ForecastTable(start, step_seconds, level, mean, lower, upper, ("clairvoyant",) * rows)
+    return ForecastTable(start, step_seconds, level, mean, lower, upper, (CLAIRVOYANT,) * rows)
