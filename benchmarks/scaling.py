@@ -45,7 +45,7 @@ from predictive_scaler.scaling.behavior import PREDICTIVE_SCALE_DOWN_WINDOW_SECO
 from predictive_scaler.scaling.budget import HIGHEST
 from predictive_scaler.simulation.cadence import VARIANTS
 from predictive_scaler.simulation.forecasts import CLAIRVOYANT_STEPS
-from predictive_scaler.simulation.hindsight import DAY_NEIGHBOURS
+from predictive_scaler.simulation.hindsight import DAY_NEIGHBOURS, MAX_LAGS
 from predictive_scaler.traces import column_values
 
 
@@ -130,22 +130,26 @@ def render(rows: list[Row], seconds: float, quick: bool) -> str:
         "possible saving.",
         "",
         "*What limits the targets.* Two references replay the same `scaling.decide`, with the "
-        "same budgets, on forecasts the operator cannot make. The hindsight forecast is the "
-        "best linear forecast of the load from its own past (`simulation/hindsight.py`): for "
-        "each step ahead, least squares on the last hour of samples the decision sees and, "
-        f"with a day behind, the {2 * DAY_NEIGHBOURS + 1} steps around the same time a day "
-        "earlier, fitted once on the very slice it is scored on, so that its coefficients "
-        "have seen every step they forecast. No linear rule of those samples with the same "
-        "coefficients throughout errs less on the slice (in squared error); one that beats it "
-        "must use what it leaves out: more than an hour of recent samples, a week, a rule "
-        "that is not linear or that adapts as it goes, or a signal other than the load. Where "
-        "it falls short of a target, a better forecaster of the load's own history is "
-        "unlikely to reach it. The clairvoyant forecast reads the future: its "
+        "same budgets, on forecasts the operator cannot make. The hindsight forecast is a "
+        "forecaster of the load's own past that has learnt this very slice "
+        "(`simulation/hindsight.py`): each step ahead is least squares of the last hour of "
+        f"samples the decision sees (at most {MAX_LAGS}) and, where enough rows have a day "
+        "behind, "
+        f"the {2 * DAY_NEIGHBOURS + 1} steps around the same time a day earlier, with one set "
+        "of coefficients for the rows with a day behind and one for the others, fitted on the "
+        "whole slice, so that they have seen every step they forecast. On the slice, no "
+        "linear rule of those inputs with fixed coefficients forecasts the mean with a "
+        "smaller squared error. It is a reference, not a bound: the cost also depends on the "
+        "band and the budget's threshold, and a model refitted as it goes, or reading more "
+        "than an hour, can do better. Where it falls well short of a target, the gap is one "
+        "that forecasting the load from its recent history has not closed even with "
+        "hindsight. The clairvoyant forecast reads the future: its "
         f"forecast of every step ahead is the load's mean over the {CLAIRVOYANT_STEPS} "
-        "steps centred on it, so it knows where the load goes and "
+        "steps centred on it, so it knows where the load goes (and two steps past it) and "
         "misses only the step-to-step noise around that course. Where even it falls short, "
-        "no forecaster reaches that target with this policy. Both bands are calibrated "
-        "from their own recent errors as the operator's is. The other limit is load no "
+        "no forecaster reaches that target with this policy. The hindsight band comes from "
+        "its own last forecasts' errors by the operator's conformal rule, the clairvoyant's "
+        "from the noise of its recent steps. The other limit is load no "
         "forecast saw coming: an overloaded step counts as beyond the threshold's ceiling "
         "when its load exceeded even what the budget's highest threshold "
         f"({HIGHEST:g} forecast spreads above the forecast, `scaling/budget.py`) would have "

@@ -22,15 +22,10 @@ from pathlib import Path
 from benchmarks.report import REPO_TRACES
 from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.simulation import BacktestSettings, Outcome, run_backtest
-from predictive_scaler.simulation.backtest import (
-    CLAIRVOYANT,
-    HINDSIGHT,
-    MATCH_HPA,
-    forecast_table,
-    reference_tables,
-)
+from predictive_scaler.simulation.backtest import MATCH_HPA, forecast_table, reference_tables
 from predictive_scaler.simulation.cadence import VARIANTS, hpa_variants
-from predictive_scaler.simulation.forecasts import ForecastTable
+from predictive_scaler.simulation.forecasts import CLAIRVOYANT, ForecastTable
+from predictive_scaler.simulation.hindsight import HINDSIGHT
 from predictive_scaler.simulation.sizing import SizingTally
 from predictive_scaler.traces import read_trace
 

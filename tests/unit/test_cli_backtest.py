@@ -175,8 +175,10 @@ def test_the_text_report_names_each_policy(capsys: pytest.CaptureFixture[str]) -
     text = capsys.readouterr().out
     for name in ("predictive", "hpa", "oracle", "overload minutes at hpa's cost"):
         assert name in text
-    assert "what a better forecast could still buy here" in text
-    assert "fewer than hpa): the best linear rule of the load's last hour" in text
+    assert "the same policy and budget on forecasts no one can run" in text
+    for name in ("predictive", "hindsight", "clairvoyant"):
+        assert f"  {name} " in text
+    assert "fewer than hpa): least squares of the load's recent samples" in text
 
 
 def test_follow_hpa_is_replayed_and_reported(capsys: pytest.CaptureFixture[str]) -> None:

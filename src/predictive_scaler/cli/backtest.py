@@ -168,6 +168,8 @@ def run(args: argparse.Namespace) -> BacktestReport:
         plot_backtest(load, result, args.plot, title=f"{trace.source} [{trace.column}]")
     assumed = () if args.step else trace.notes  # --step replaces what was assumed
     notes = [*assumed, *history_notes(settings, step), *trace_notes(load)]
+    if result.references_missing is not None:
+        notes.append(f"no references: {result.references_missing}")
     return report(result, trace.source, trace.column, load.size, notes)
 
 

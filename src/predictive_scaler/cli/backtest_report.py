@@ -9,7 +9,9 @@ from pydantic import BaseModel, ConfigDict
 
 from predictive_scaler.scaling.budget import HIGHEST
 from predictive_scaler.simulation import BacktestResult, Outcome, ReplayResult
-from predictive_scaler.simulation.backtest import CLAIRVOYANT, HINDSIGHT, MATCH_HPA
+from predictive_scaler.simulation.backtest import MATCH_HPA
+from predictive_scaler.simulation.forecasts import CLAIRVOYANT
+from predictive_scaler.simulation.hindsight import HINDSIGHT
 
 POLICIES = ("predictive", "hpa", "oracle")
 
@@ -262,9 +264,10 @@ def render(report: BacktestReport) -> str:
 
 
 REFERENCE_WORDS = {
-    HINDSIGHT: "the best linear rule of the load's last hour and the day before, "
-    "fitted on this trace itself",
-    CLAIRVOYANT: "the load's course read from the future; what it misses is noise",
+    "predictive": "the operator's own forecasts, as above",
+    HINDSIGHT: "least squares of the load's recent samples (and the same time a day "
+    "before, with a day behind), fitted on this trace itself",
+    CLAIRVOYANT: "the load's course read from the future, its mean over five steps",
 }
 
 
@@ -275,10 +278,10 @@ def references(report: BacktestReport) -> list[str]:
     hpa = report.policies["hpa"].replica_minutes
     lines = [
         "",
-        "what a better forecast could still buy here (the same policy on forecasts no one "
-        "can run):",
+        "the same policy and budget on forecasts no one can run, to show how far a better "
+        "forecast could go on this load:",
     ]
-    for name, outcome in report.references.items():
+    for name, outcome in {"predictive": report.policies["predictive"], **report.references}.items():
         lines.append(
             f"  {name:<12} {outcome.overload_minutes:>6.0f} overload min "
             f"{outcome.replica_minutes:>10.0f} replica-min "

@@ -14,13 +14,14 @@ from predictive_scaler.forecasting.forecast import FloatArray
 from predictive_scaler.forecasting.refresh import DEFAULT_REFRESH_SECONDS
 from predictive_scaler.simulation.fallback import Fallback
 from predictive_scaler.simulation.forecasts import (
+    CLAIRVOYANT,
     ForecastTable,
     LongWindow,
     Progress,
     clairvoyant_table,
     forecast_trace,
 )
-from predictive_scaler.simulation.hindsight import hindsight_table
+from predictive_scaler.simulation.hindsight import HINDSIGHT, hindsight_table
 from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.matched import Matched, compare
 from predictive_scaler.simulation.policies import OraclePolicy, PredictivePolicy
@@ -130,8 +131,9 @@ class BacktestResult:
     # With a budget: each budget sweep point's overloaded steps beyond the ceiling, as above.
     sweep_beyond_ceiling: tuple[int, ...] = ()
     # The predictive policy, as chosen, on forecasts no one can run (REFERENCES): what a
-    # better forecast could still buy on this load.
+    # better forecast could still buy on this load; or why there are none.
     references: dict[str, ReplayResult] = field(default_factory=dict)
+    references_missing: str | None = None
 
     @property
     def scored_minutes(self) -> float:
@@ -181,12 +183,11 @@ def forecast_table(
     )
 
 
-# The forecasts no one can run that ``run_backtest`` also replays the policy on: the best
-# linear rule of the load's own past fitted on the trace itself (simulation/hindsight.py),
-# and the load's future course (simulation/forecasts.py). The first says how far a better
-# forecaster of this load's history could go, the second what is left beyond: its noise.
-HINDSIGHT = "hindsight"
-CLAIRVOYANT = "clairvoyant"
+# The forecasts no one can run that ``run_backtest`` also replays the policy on: the
+# least-squares rule of the load's own recent past fitted on the trace itself
+# (simulation/hindsight.py), and the load's future course (simulation/forecasts.py). The
+# first says what a forecaster that had learnt this load's history would buy, the second
+# what a forecast that knew where the load goes would.
 REFERENCES = (HINDSIGHT, CLAIRVOYANT)
 
 
@@ -289,14 +290,18 @@ def run_backtest(
         "oracle": replay(load, OraclePolicy(load, config, target), config),
         "oracle_at_full_utilisation": replay(load, OraclePolicy(load, config, 1.0), config),
     }
-    references = (
-        {
-            name: replay(load, predictive(target, budget, forecasts), config)
-            for name, forecasts in reference_tables(load, step_seconds, settings).items()
-        }
-        if settings.references
-        else {}
-    )
+    references: dict[str, ReplayResult] = {}
+    references_missing = None
+    if settings.references:
+        try:
+            tables = reference_tables(load, step_seconds, settings)
+        except ValueError as error:
+            references_missing = str(error)
+        else:
+            references = {
+                name: replay(load, predictive(target, budget, forecasts), config)
+                for name, forecasts in tables.items()
+            }
     matched = compare([r.outcome for r in predictive_sweep], hpa.outcome)
     beyond = None if budget is None else chosen.beyond_ceiling
     sweep_beyond = () if budget is None else tuple(policy.beyond_ceiling for policy in swept)
@@ -314,4 +319,5 @@ def run_backtest(
         chosen.sizing,
         sweep_beyond,
         references,
+        references_missing,
     )

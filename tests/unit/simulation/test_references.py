@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from predictive_scaler.simulation import BacktestSettings, run_backtest
-from predictive_scaler.simulation.backtest import CLAIRVOYANT, HINDSIGHT, REFERENCES
+from predictive_scaler.simulation import BacktestSettings, backtest, run_backtest
+from predictive_scaler.simulation.backtest import REFERENCES
+from predictive_scaler.simulation.forecasts import CLAIRVOYANT, ForecastTable
+from predictive_scaler.simulation.hindsight import HINDSIGHT
 
 pytestmark = pytest.mark.unit
 
@@ -31,10 +33,9 @@ def test_the_policy_as_chosen_is_replayed_on_each_reference() -> None:
     assert plain.references == {}
     result = run_backtest(LOAD, STEP, BacktestSettings(**{**vars(SETTINGS), "references": True}))
     assert tuple(result.references) == REFERENCES
+    assert result.references_missing is None
     predictive = result.policies["predictive"]
     for replayed in result.references.values():
-        # The same replay from the same first step, under the same budget.
-        assert replayed.replicas.size == predictive.replicas.size
         assert replayed.budget == predictive.budget == 0.02
     # Both references see the cycle the last value lags: they win on both counts.
     for name in (HINDSIGHT, CLAIRVOYANT):
@@ -43,3 +44,16 @@ def test_the_policy_as_chosen_is_replayed_on_each_reference() -> None:
         assert outcome.overload_minutes <= predictive.outcome.overload_minutes
     # The forecast replayed as the policy's own is untouched by them.
     assert result.policies["predictive"].outcome == plain.policies["predictive"].outcome
+
+
+def test_references_that_cannot_be_made_leave_the_backtest_with_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(*_: object, **__: object) -> dict[str, ForecastTable]:
+        raise ValueError("21 steps are too few to fit a hindsight forecast")
+
+    monkeypatch.setattr(backtest, "reference_tables", refused)
+    result = run_backtest(LOAD, STEP, BacktestSettings(**{**vars(SETTINGS), "references": True}))
+    assert result.references == {}
+    assert result.references_missing == "21 steps are too few to fit a hindsight forecast"
+    assert result.policies["predictive"].outcome.replica_minutes > 0
