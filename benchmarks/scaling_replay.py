@@ -73,8 +73,8 @@ class Forecast:
     start-up's horizon: the horizon is what the backtest selection scores models on, so a
     table made for a longer one is not what the operator would have forecast. ``references``
     are ``run_backtest``'s forecasts no one can run, over the longest start-up's horizon: the
-    clairvoyant knows the load's course (not its noise), the hindsight forecast is the best
-    linear rule of the load's own past, fitted on the slice it is scored on.
+    clairvoyant knows the load's course (not its noise), the hindsight forecast is least
+    squares of the load's recent samples, fitted on the slice it is scored on.
     """
 
     load: FloatArray

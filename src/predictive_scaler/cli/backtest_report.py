@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from predictive_scaler.scaling.budget import HIGHEST
 from predictive_scaler.simulation import BacktestResult, Outcome, ReplayResult
 from predictive_scaler.simulation.backtest import MATCH_HPA
-from predictive_scaler.simulation.forecasts import CLAIRVOYANT
+from predictive_scaler.simulation.forecasts import CLAIRVOYANT, CLAIRVOYANT_STEPS
 from predictive_scaler.simulation.hindsight import HINDSIGHT
 
 POLICIES = ("predictive", "hpa", "oracle")
@@ -267,7 +267,7 @@ REFERENCE_WORDS = {
     "predictive": "the operator's own forecasts, as above",
     HINDSIGHT: "least squares of the load's recent samples (and the same time a day "
     "before, with a day behind), fitted on this trace itself",
-    CLAIRVOYANT: "the load's course read from the future, its mean over five steps",
+    CLAIRVOYANT: f"the load's course read from the future, its mean over {CLAIRVOYANT_STEPS} steps",
 }
 
 

@@ -21,7 +21,11 @@ from predictive_scaler.simulation.forecasts import (
     clairvoyant_table,
     forecast_trace,
 )
-from predictive_scaler.simulation.hindsight import HINDSIGHT, hindsight_table
+from predictive_scaler.simulation.hindsight import (
+    HINDSIGHT,
+    HindsightUnavailableError,
+    hindsight_table,
+)
 from predictive_scaler.simulation.hpa import HpaPolicy
 from predictive_scaler.simulation.matched import Matched, compare
 from predictive_scaler.simulation.policies import OraclePolicy, PredictivePolicy
@@ -295,7 +299,7 @@ def run_backtest(
     if settings.references:
         try:
             tables = reference_tables(load, step_seconds, settings)
-        except ValueError as error:
+        except HindsightUnavailableError as error:
             references_missing = str(error)
         else:
             references = {

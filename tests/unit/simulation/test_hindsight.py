@@ -60,6 +60,10 @@ def test_it_learns_how_the_load_follows_its_past_and_calibrates_its_band() -> No
         (1152, 72, 300.0, 2, False),
         # Two-hour steps: the day's window ends one step before the decision at 13 ahead.
         (720, 12, 7200.0, 13, False),
+        # Hourly steps with 12 steps ahead: a day of 24 steps, one lag.
+        (2000, 24, 3600.0, 12, False),
+        # Five-minute steps, 12 ahead: the rows just short of a whole day behind.
+        (1152, 72, 300.0, 12, False),
     ],
 )
 def test_it_reads_only_samples_before_the_decision(
@@ -72,8 +76,14 @@ def test_it_reads_only_samples_before_the_decision(
     table = hindsight_table(
         load, start=start, horizon=horizon, level=0.9, step_seconds=step_seconds
     )
-    for ahead, column in enumerate(errors(load, table).T):
+    missed = errors(load, table)
+    for ahead, column in enumerate(missed.T):
         assert np.nanstd(column) > 0.85 * SIGMA, f"{ahead} steps ahead"
+    # Nor is any row forecast exactly, as a fit with a coefficient per row would.
+    forecast = np.isfinite(table.mean).all(axis=1)
+    assert forecast.mean() > 0.9
+    scored = forecast & np.isfinite(missed).any(axis=1)
+    assert (np.nanmax(np.abs(missed[scored]), axis=1) > 1e-6).all()
 
 
 def test_a_day_behind_too_few_rows_to_fit_it_is_not_read() -> None:
@@ -125,7 +135,8 @@ def test_no_forecast_until_it_has_errors_to_calibrate_on() -> None:
 def test_it_is_fitted_alike_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     load = noise(2000) + 30.0 * np.sin(np.arange(2000) / 40.0)
     whole = hindsight_table(load, start=100, horizon=3, level=0.9, step_seconds=60.0)
-    monkeypatch.setattr(hindsight, "CHUNK_ROWS", 97)
+    # Chunks of fewer rows than the fit's 61 coefficients, and one of several.
+    monkeypatch.setattr(hindsight, "CHUNK_ROWS", 7)
     chunked = hindsight_table(load, start=100, horizon=3, level=0.9, step_seconds=60.0)
     np.testing.assert_allclose(chunked.mean, whole.mean, rtol=1e-9)
     np.testing.assert_allclose(chunked.upper, whole.upper, rtol=1e-9)

@@ -8,7 +8,7 @@ import pytest
 from predictive_scaler.simulation import BacktestSettings, backtest, run_backtest
 from predictive_scaler.simulation.backtest import REFERENCES
 from predictive_scaler.simulation.forecasts import CLAIRVOYANT, ForecastTable
-from predictive_scaler.simulation.hindsight import HINDSIGHT
+from predictive_scaler.simulation.hindsight import HINDSIGHT, HindsightUnavailableError
 
 pytestmark = pytest.mark.unit
 
@@ -50,7 +50,7 @@ def test_references_that_cannot_be_made_leave_the_backtest_with_why(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def refused(*_: object, **__: object) -> dict[str, ForecastTable]:
-        raise ValueError("21 steps are too few to fit a hindsight forecast")
+        raise HindsightUnavailableError("21 steps are too few to fit a hindsight forecast")
 
     monkeypatch.setattr(backtest, "reference_tables", refused)
     result = run_backtest(LOAD, STEP, BacktestSettings(**{**vars(SETTINGS), "references": True}))
