@@ -45,6 +45,23 @@ def clean_series(y: ArrayLike) -> FloatArray:
     return values
 
 
+def carried_forward(values: FloatArray, slots: int | None = None) -> FloatArray:
+    """``values`` with each NaN after a finite value filled with it, up to ``slots`` slots on
+    (None: however far).
+
+    Unlike :func:`clean_series`, nothing is read from after a gap: what a reader inside the
+    gap would have had, as Prometheus carries a sample forward within its lookback.
+    """
+    positions = np.arange(values.size)
+    last = np.maximum.accumulate(np.where(np.isfinite(values), positions, -1))
+    fill = np.isnan(values) & (last >= 0)
+    if slots is not None:
+        fill &= positions - last <= slots
+    filled = values.copy()
+    filled[fill] = values[last[fill]]
+    return filled
+
+
 def cleaning_notes(y: ArrayLike) -> list[str]:
     """What :func:`clean_series` changes in ``y``, in words: one note per kind of change."""
     values = np.array(y, dtype=np.float64).ravel()

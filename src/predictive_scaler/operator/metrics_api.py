@@ -29,6 +29,7 @@ import numpy as np
 from kubernetes import client
 
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.hygiene import carried_forward
 from predictive_scaler.operator.metrics_server import Answer, MetricsServerClient, answer_of
 from predictive_scaler.operator.recording import Recorder
 from predictive_scaler.operator.resource import MAX_SYNC_SECONDS
@@ -77,16 +78,6 @@ class _NodeCpu:
 @dataclass(frozen=True)
 class _PodCpu:
     pod: PodRef
-
-
-def carried_forward(values: FloatArray, slots: int) -> FloatArray:
-    """``values`` with each NaN after a finite value filled with it, up to ``slots`` slots on."""
-    positions = np.arange(values.size)
-    last = np.maximum.accumulate(np.where(np.isfinite(values), positions, -1))
-    fill = np.isnan(values) & (last >= 0) & (positions - last <= slots)
-    filled = values.copy()
-    filled[fill] = values[last[fill]]
-    return filled
 
 
 class MetricsApiSource:

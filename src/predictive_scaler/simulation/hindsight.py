@@ -27,6 +27,7 @@ import scipy.linalg
 
 from predictive_scaler.forecasting.calibration import LIVE_ERRORS_KEPT, conformal_offsets
 from predictive_scaler.forecasting.forecast import FloatArray
+from predictive_scaler.forecasting.hygiene import carried_forward
 from predictive_scaler.simulation.forecasts import ForecastTable
 
 HINDSIGHT = "hindsight"
@@ -218,6 +219,6 @@ def _carried_forward(load: FloatArray) -> tuple[FloatArray, int]:
             "the trace has no finite sample to fit a hindsight forecast"
         )
     first_seen = int(np.flatnonzero(seen)[0])
-    newest = np.maximum.accumulate(np.where(seen, np.arange(values.size), -1))
-    newest[newest < 0] = first_seen
-    return np.clip(values[newest], 0.0, None), first_seen
+    filled = carried_forward(np.where(seen, values, np.nan))
+    filled[:first_seen] = values[first_seen]
+    return np.clip(filled, 0.0, None), first_seen

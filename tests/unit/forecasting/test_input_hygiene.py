@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from predictive_scaler.forecasting import MODEL_NAMES, clean_series, make_model
-from predictive_scaler.forecasting.hygiene import MAX_LOAD, cleaning_notes
+from predictive_scaler.forecasting.hygiene import MAX_LOAD, carried_forward, cleaning_notes
 
 CHEAP_MODELS = ("naive", "seasonal_naive", "brown", "gm11", "grey_es")
 EXPENSIVE_MODELS = tuple(name for name in MODEL_NAMES if name not in CHEAP_MODELS)
@@ -118,3 +118,9 @@ def test_what_the_cleaning_changes_is_said_in_words() -> None:
         "1 of 7 values above 1e+30, read as 1e+30",
     ]
     assert cleaning_notes([1.0, 2.0]) == []
+
+
+def test_carried_forward_fills_a_gap_from_before_it_however_long() -> None:
+    nan = float("nan")
+    values = np.array([nan, 1.0, nan, nan, nan, 5.0, nan])
+    np.testing.assert_array_equal(carried_forward(values), [nan, 1.0, 1.0, 1.0, 1.0, 5.0, 5.0])

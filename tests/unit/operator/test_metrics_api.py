@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from kubernetes import client
 
+from predictive_scaler.forecasting.hygiene import carried_forward
 from predictive_scaler.operator.metrics_api import (
     DEFAULT_POLL_SECONDS,
     FORGET_AFTER_SECONDS,
     MetricsApiSource,
     _Load,
-    carried_forward,
 )
 from predictive_scaler.operator.recording import Grid, Recorder
 from predictive_scaler.operator.resource import MAX_SYNC_SECONDS, MetricSpec, ScaleTargetRef
