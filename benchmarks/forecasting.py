@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 from benchmarks.forecast_runs import FULL_RUN, QUICK_RUN, TRACES, load_workloads
 from benchmarks.forecasting_accuracy import evaluate_cold_starts, evaluate_trace
 from benchmarks.forecasting_coverage import evaluate_walks
+from benchmarks.forecasting_field import field_rows
 from benchmarks.forecasting_report import Settings, render_report
 from benchmarks.forecasting_speed import Yardstick, speed_rows, yardstick_seconds
 from benchmarks.forecasting_targets import check_targets, costs_of
@@ -70,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         speed = speed_rows(settings.size, loaded)
         yardstick = Yardstick(yardstick_at_start, yardstick_seconds())
     costs = costs_of(results, walks)
-    checks = check_targets(results, walks, costs, speed)
+    field = field_rows(results)
+    checks = check_targets(results, walks, costs, speed, field)
     elapsed = time.perf_counter() - started
     report = render_report(
         settings,
@@ -79,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         walks=walks,
         costs=costs,
         speed=speed,
+        field=field,
         checks=checks,
         elapsed=elapsed,
         load_before=load_before,

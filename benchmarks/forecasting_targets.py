@@ -19,6 +19,7 @@ from benchmarks.forecasting_accuracy import (
     paired_gap,
 )
 from benchmarks.forecasting_coverage import WalkResult
+from benchmarks.forecasting_field import FieldRow
 from benchmarks.forecasting_speed import AUTO_CACHED, TIMING_LENGTHS, SpeedRow
 from benchmarks.report import format_seconds
 from predictive_scaler.forecasting import Auto
@@ -154,11 +155,21 @@ def anchor_check(
     return reached, f"{model} vs best anchor, h = 1/2/5: " + "; ".join(texts)
 
 
+def field_text(field: Sequence[FieldRow]) -> str:
+    """Each contender's cells at or below its best rival, and how often resamples meet it."""
+    return "; ".join(
+        f"{row.contender} {row.at_or_below}/{row.cells} cells, "
+        f"{format_share(row.resampled_share)} of resamples"
+        for row in field
+    )
+
+
 def check_targets(
     results: Sequence[TraceResult],
     walks: Sequence[WalkResult],
     costs: Sequence[Cost],
     speed: Sequence[SpeedRow],
+    field: Sequence[FieldRow],
 ) -> list[TargetCheck]:
     mase_reached, mase_text = anchor_check(results, "mase")
     mase_text += "; " + behind_beyond_noise(results)
@@ -213,6 +224,12 @@ def check_targets(
             "anchor's MASE on every trace and horizon, as the first target asks of auto",
             combined_reached,
             combined_text,
+        ),
+        TargetCheck(
+            "reference (no target): the first target asked of each anchor, at or below the "
+            "best of the other three on every trace and horizon",
+            any(row.meets_target for row in field if row.contender in ANCHORS),
+            field_text(field),
         ),
         TargetCheck(
             "worst origin (no target in the issue; the same comparison): auto's worst-origin "
