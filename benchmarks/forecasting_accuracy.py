@@ -121,15 +121,32 @@ def paired_gap(first: FloatArray, second: FloatArray, clusters: Sequence[int]) -
     if not both.any():
         return Gap(math.nan, math.nan, math.nan)
     difference = (first - second)[both]
-    _, cluster_of = np.unique(np.asarray(clusters)[both], return_inverse=True)
-    sums = np.bincount(cluster_of, weights=difference)
-    counts = np.bincount(cluster_of).astype(np.float64)
-    rng = np.random.default_rng(GAP_SEED)
-    drawn = rng.integers(0, sums.size, size=(GAP_RESAMPLES, sums.size))
-    means = sums[drawn].sum(axis=1) / counts[drawn].sum(axis=1)
+    picked = np.asarray(clusters)[both].tolist()
+    means = resampled_means(difference, picked, np.random.default_rng(GAP_SEED))
     tail = (1.0 - GAP_CONFIDENCE) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return Gap(float(difference.mean()), float(low), float(high))
+
+
+def resampled_means(
+    values: FloatArray, clusters: Sequence[int], rng: np.random.Generator
+) -> FloatArray:
+    """The mean of ``values`` (one row per origin) in each of GAP_RESAMPLES draws of the
+    origins, a cluster at a time: shape (GAP_RESAMPLES, *values.shape[1:]).
+
+    Every column is drawn alike, so comparisons between columns within a draw stay paired.
+    """
+    _, cluster_of = np.unique(np.asarray(clusters), return_inverse=True)
+    n_clusters = int(cluster_of.max()) + 1
+    columns = values.reshape(len(cluster_of), -1)
+    sums = np.stack(
+        [np.bincount(cluster_of, weights=column, minlength=n_clusters) for column in columns.T],
+        axis=1,
+    )
+    counts = np.bincount(cluster_of, minlength=n_clusters).astype(np.float64)
+    drawn = rng.integers(0, n_clusters, size=(GAP_RESAMPLES, n_clusters))
+    means = sums[drawn].sum(axis=1) / counts[drawn].sum(axis=1)[:, None]
+    return np.asarray(means.reshape((GAP_RESAMPLES, *values.shape[1:])), dtype=np.float64)
 
 
 def score(name: str, outcome: Outcome, actual: FloatArray, scale: float) -> OriginScore:

@@ -24,6 +24,7 @@ from benchmarks.forecasting_accuracy import (
     SCORED_HORIZONS,
     TraceResult,
     paired_gap,
+    resampled_means,
 )
 from predictive_scaler.forecasting import Auto
 from predictive_scaler.forecasting.forecast import FloatArray
@@ -36,11 +37,14 @@ class FieldRow:
     """How one contender fares against the best of its rivals in every cell."""
 
     contender: str
-    rivals: tuple[str, ...]
     cells: int
     at_or_below: int  # cells where its mean MASE is at or below its best rival's
     behind_beyond_noise: int  # cells where the paired interval to that rival is above 0
     resampled_share: float  # share of resamples of the origins in which it meets the target
+
+    @property
+    def rivals(self) -> tuple[str, ...]:
+        return rivals_of(self.contender)
 
     @property
     def meets_target(self) -> bool:
@@ -52,64 +56,45 @@ def rivals_of(contender: str) -> tuple[str, ...]:
     return tuple(name for name in ANCHORS if name != contender)
 
 
-def _scored_origins(result: TraceResult) -> FloatArray:
-    """Which origins every contender scored at: the others' figures would mix origins."""
+@dataclass(frozen=True)
+class _TraceScores:
+    """One trace's per-origin MASE of every contender, at the origins all of them scored
+    (the others' figures would mix origins), and their means over the same resamples."""
+
+    per_origin: dict[str, FloatArray]  # contender: (origins, horizons)
+    clusters: list[int]
+    resampled: dict[str, FloatArray]  # contender: (GAP_RESAMPLES, horizons)
+
+
+def _trace_scores(result: TraceResult, rng: np.random.Generator) -> _TraceScores:
     tables = [result.per_origin[name] for name in CONTENDERS]
-    return np.asarray(np.all([np.isfinite(t).all(axis=1) for t in tables], axis=0))
-
-
-def _resampled_means(result: TraceResult, rng: np.random.Generator) -> dict[str, FloatArray]:
-    """Each contender's mean MASE per horizon in every resample (GAP_RESAMPLES x horizons).
-
-    Origins are drawn a cluster at a time, as :func:`paired_gap` draws them, and every
-    contender is scored on the same draw, so the comparisons within a resample stay paired.
-    """
-    scored = _scored_origins(result)
-    _, cluster_of = np.unique(np.asarray(result.clusters)[scored], return_inverse=True)
-    clusters = int(cluster_of.max()) + 1
-    drawn = rng.integers(0, clusters, size=(GAP_RESAMPLES, clusters))
-    counts = np.bincount(cluster_of, minlength=clusters).astype(np.float64)
-    drawn_counts = counts[drawn].sum(axis=1)
-    means = {}
-    for name in CONTENDERS:
-        values = result.per_origin[name][scored]
-        horizons = range(len(SCORED_HORIZONS))
-        sums = np.stack(
-            [np.bincount(cluster_of, weights=values[:, h], minlength=clusters) for h in horizons],
-            axis=1,
-        )
-        means[name] = sums[drawn].sum(axis=1) / drawn_counts[:, None]
-    return means
+    scored = np.all([np.isfinite(table).all(axis=1) for table in tables], axis=0)
+    per_origin = {name: table[scored] for name, table in zip(CONTENDERS, tables, strict=True)}
+    clusters = np.asarray(result.clusters)[scored].tolist()
+    # One draw for all contenders (the last axis), so each resample compares them paired.
+    means = resampled_means(np.stack(list(per_origin.values()), axis=-1), clusters, rng)
+    resampled = {name: means[..., index] for index, name in enumerate(CONTENDERS)}
+    return _TraceScores(per_origin, clusters, resampled)
 
 
 def field_rows(results: Sequence[TraceResult]) -> list[FieldRow]:
     """Every contender against the best of its rivals, cell by cell and over resamples."""
     rng = np.random.default_rng(GAP_SEED)
-    resampled = [_resampled_means(result, rng) for result in results]
+    traces = [_trace_scores(result, rng) for result in results]
     rows = []
     for contender in CONTENDERS:
         rivals = rivals_of(contender)
         at_or_below = behind = 0
         met_everywhere = np.ones(GAP_RESAMPLES, dtype=bool)
-        for result, means in zip(results, resampled, strict=True):
-            scored = _scored_origins(result)
+        for trace in traces:
             for h in range(len(SCORED_HORIZONS)):
-                mine = result.per_origin[contender][scored, h]
-                theirs = {name: result.per_origin[name][scored, h] for name in rivals}
-                best = min(rivals, key=lambda name: float(theirs[name].mean()))
-                at_or_below += bool(mine.mean() <= theirs[best].mean())
-                gap = paired_gap(mine, theirs[best], np.asarray(result.clusters)[scored].tolist())
-                behind += gap.beyond_noise
-                lowest_rival = np.min([means[name][:, h] for name in rivals], axis=0)
-                met_everywhere &= means[contender][:, h] <= lowest_rival
-        rows.append(
-            FieldRow(
-                contender,
-                rivals,
-                len(results) * len(SCORED_HORIZONS),
-                at_or_below,
-                behind,
-                float(met_everywhere.mean()),
-            )
-        )
+                mine = trace.per_origin[contender][:, h]
+                best = min(rivals, key=lambda name: float(trace.per_origin[name][:, h].mean()))
+                theirs = trace.per_origin[best][:, h]
+                at_or_below += bool(mine.mean() <= theirs.mean())
+                behind += paired_gap(mine, theirs, trace.clusters).beyond_noise
+                lowest_rival = np.min([trace.resampled[name][:, h] for name in rivals], axis=0)
+                met_everywhere &= trace.resampled[contender][:, h] <= lowest_rival
+        cells = len(traces) * len(SCORED_HORIZONS)
+        rows.append(FieldRow(contender, cells, at_or_below, behind, float(met_everywhere.mean())))
     return rows
