@@ -105,7 +105,11 @@ def test_the_image_runs_the_operator_with_the_charts_settings_and_identity(
                 ) as response:
                     assert response.status == 200
                 desired = (("kind", "desired"), ("name", "web"), ("namespace", namespace))
-                assert samples(operator, "predictive_scaler_replicas")[desired] > 2
+                # The evaluation that patched the scale publishes its metrics just after it.
+                wait_for(
+                    lambda: samples(operator, "predictive_scaler_replicas").get(desired, 0) > 2,
+                    what="the scale-up's desired replicas on /metrics",
+                )
                 # The chart turns leader election on: this replica holds the release's Lease.
                 assert samples(operator, "predictive_scaler_leader") == {(): 1.0}
                 log = operator.log_tail(400)
