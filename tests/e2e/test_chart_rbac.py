@@ -101,10 +101,14 @@ def test_the_charts_service_account_is_enough_for_a_scale_and_an_eviction_and_no
             return "Evicted" in reasons
 
         wait_for(evicted, timeout=90, what=f"an eviction by the ServiceAccount ({operator.log})")
+
+        def replaced_on_cool() -> bool:
+            pods = running_pods(core_v1, namespace, "batch")
+            return bool({p.spec.node_name for p in pods if p.spec} & set(cool))
+
+        # The replacement is made, scheduled and started after the eviction's Event.
+        wait_for(replaced_on_cool, what="the evicted pod's replacement Running on the cool node")
     assert "Forbidden" not in operator.log_tail(200)
-    assert {p.spec.node_name for p in running_pods(core_v1, namespace, "batch") if p.spec} & set(
-        cool
-    )
     assert hot
 
     # What the chart does not grant stays refused for the same identity.

@@ -44,8 +44,14 @@ def scaled_up(apps: client.AppsV1Api, namespace: str, name: str = "web") -> int:
     The exact count depends on how wide the first forecast interval is (the
     history still holds the warm-up of the rate window), so tests take it as found.
     """
-    wait_for(lambda: replicas(apps, namespace, name) > 2, timeout=90, what=f"{name} to scale up")
-    return replicas(apps, namespace, name)
+    found: list[int] = []
+
+    def up() -> bool:
+        found.append(replicas(apps, namespace, name))
+        return found[-1] > 2
+
+    wait_for(up, timeout=90, what=f"{name} to scale up")
+    return found[-1]
 
 
 def test_a_missing_target_is_reported_and_nothing_else_is_touched(
@@ -98,11 +104,13 @@ def test_prometheus_stopped_mid_run_holds_replicas_and_recovers_by_itself(
     scaled_up(apps_v1, namespace)
     try:
         local.stop_component(local_cluster.run_dir, "prometheus")
-        held = replicas(apps_v1, namespace, "web")
         down = wait_condition(
             custom_objects, namespace, "web", "MetricsAvailable", "False", "Unreachable"
         )
         assert "unreachable" in down["message"]
+        # Read once an evaluation has found Prometheus gone: one that read it just before
+        # the stop may still have scaled, and one that cannot read it never does.
+        held = replicas(apps_v1, namespace, "web")
         hold_for(6, lambda: replicas_stay(apps_v1, namespace, "web", held))
         status = read_status(custom_objects, namespace, "web")
         assert condition(status, "ScalingActive")["status"] == "False"
