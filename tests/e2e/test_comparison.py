@@ -32,8 +32,7 @@ from predictive_scaler.simulation.tallies import WINDOWS
 from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.demo.process import OperatorProcess
 from predictive_scaler_dev.localcluster.kube import deployment_manifest
-from predictive_scaler_dev.localcluster.waiting import wait_until
-from tests.fixtures.cluster import DEADLINE, PrometheusQuery, create_deployment, wait_for
+from tests.fixtures.cluster import PrometheusQuery, create_deployment, wait_for, wait_for_read
 from tests.fixtures.load import SECONDS_PER_STEP, nasa_morning, replay_curve
 from tests.fixtures.operator import (
     condition,
@@ -151,19 +150,15 @@ def assert_metrics_match_status(
         return float(next(w for w in windows if w["window"] == "1h")["hpa"]["replicaMinutes"])
 
     labels = (("name", "web"), ("namespace", namespace), ("scaler", "hpa"), ("window", "1h"))
-    brackets: list[tuple[float, float, float]] = []
 
-    def bracketed() -> bool:
-        before = hour()
-        exported = samples(operator, "predictive_scaler_replica_minutes")[labels]
-        after = hour()
-        brackets.append((before, exported, after))
-        return before - 1e-3 <= exported <= after + 1e-3
+    def bracket() -> tuple[float, float, float]:
+        return hour(), samples(operator, "predictive_scaler_replica_minutes")[labels], hour()
 
-    try:
-        wait_until(bracketed, timeout=DEADLINE, what="the exported hour between two status reads")
-    except TimeoutError as error:
-        pytest.fail(f"{error}; the last (before, exported, after): {brackets[-3:]}")
+    wait_for_read(
+        bracket,
+        lambda found: found[0] - 1e-3 <= found[1] <= found[2] + 1e-3,
+        what="the exported hour between two status reads (before, exported, after)",
+    )
 
 
 def assert_kubectl_shows_the_saving(cluster: local.LocalCluster, namespace: str) -> None:
@@ -213,17 +208,14 @@ def test_a_workload_worse_than_the_shadow_hpa_says_so_and_follows_it_when_asked(
         return float(min(8.0, 0.8 * math.exp(seconds / 60.0)) * noise[int(seconds) % noise.size])
 
     with LoadDriver(core_v1, apps_v1, namespace, "slow", ramp) as driver:
-        verdicts: list[dict[str, Any]] = []
-
-        def worse() -> bool:
-            found = condition(read_status(custom_objects, namespace, "slow"), "ForecastReliable")
-            verdicts.append(found)
-            return found.get("reason") == "WorseThanReactive"
-
         # The verdict needs 60 steps (2 min) of load in the window; it is judged on the
         # read that found it, as a later evaluation may turn it again.
-        wait_for(worse, timeout=300, what="ForecastReliable=False/WorseThanReactive")
-        reliable = verdicts[-1]
+        reliable = wait_for_read(
+            lambda: condition(read_status(custom_objects, namespace, "slow"), "ForecastReliable"),
+            lambda found: found.get("reason") == "WorseThanReactive",
+            timeout=300,
+            what="ForecastReliable=False/WorseThanReactive",
+        )
         assert reliable["status"] == "False"
         assert "following the shadow HPA" in reliable["message"]
 

@@ -23,7 +23,7 @@ from kubernetes import client
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.localcluster.kube import create_namespace
-from tests.fixtures.cluster import DEADLINE, create_deployment, wait_for
+from tests.fixtures.cluster import DEADLINE, create_deployment, wait_for, wait_for_read
 from tests.fixtures.operator import StartOperator, condition, samples, scaler
 
 CALM_OBJECTS = 10
@@ -153,19 +153,15 @@ def test_a_saturated_namespace_leaves_another_on_time_and_is_told_it_is_late(
             ended = time.time()
             calm_statuses = _statuses(custom_objects, calm)
 
-            noisy_statuses: dict[str, dict[str, Any]] = {}
-
-            def half_noisy_flagged() -> bool:
-                # Judged on the read that is kept: the flag clears after one on-time turn.
-                noisy_statuses.clear()
-                noisy_statuses.update(_statuses(custom_objects, noisy))
-                flagged = sum(map(_flagged_late, noisy_statuses.values()))
-                return flagged >= NOISY_OBJECTS // 2
+            def half_flagged(statuses: dict[str, dict[str, Any]]) -> bool:
+                return sum(map(_flagged_late, statuses.values())) >= NOISY_OBJECTS // 2
 
             # An object is flagged after LATE_CYCLES late turns of its own, and on a
             # busy machine fewer noisy turns fit the observed window: wait for them.
-            wait_for(
-                half_noisy_flagged,
+            # Judged on the read that is kept, as the flag clears after one on-time turn.
+            noisy_statuses = wait_for_read(
+                lambda: _statuses(custom_objects, noisy),
+                half_flagged,
                 timeout=DEADLINE,
                 what="half the noisy objects to carry EvaluationsLate",
             )

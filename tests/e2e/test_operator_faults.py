@@ -12,7 +12,7 @@ import predictive_scaler_dev.localcluster as local
 from predictive_scaler.operator.resource import GROUP, PLURAL, VERSION
 from predictive_scaler_dev.demo.load import LoadDriver
 from predictive_scaler_dev.demo.process import OperatorProcess
-from tests.fixtures.cluster import create_deployment, wait_for
+from tests.fixtures.cluster import create_deployment, wait_for, wait_for_read
 from tests.fixtures.operator import (
     condition,
     events_for,
@@ -44,14 +44,12 @@ def scaled_up(apps: client.AppsV1Api, namespace: str, name: str = "web") -> int:
     The exact count depends on how wide the first forecast interval is (the
     history still holds the warm-up of the rate window), so tests take it as found.
     """
-    found: list[int] = []
-
-    def up() -> bool:
-        found.append(replicas(apps, namespace, name))
-        return found[-1] > 2
-
-    wait_for(up, timeout=90, what=f"{name} to scale up")
-    return found[-1]
+    return wait_for_read(
+        lambda: replicas(apps, namespace, name),
+        lambda found: found > 2,
+        timeout=90,
+        what=f"{name} to scale up",
+    )
 
 
 def test_a_missing_target_is_reported_and_nothing_else_is_touched(

@@ -8,7 +8,6 @@ import math
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from prometheus_api_client.exceptions import PrometheusApiClientException
 
 from predictive_scaler.promclient import Sample, instant_query
 from predictive_scaler_dev.localcluster.state import LocalCluster
+from predictive_scaler_dev.localcluster.waiting import read_until
 
 
 def query_until(
@@ -30,21 +30,22 @@ def query_until(
     interval: float = 0.5,
 ) -> list[Sample]:
     """Repeat `promql` until `accept` approves the answer; at the deadline, show the last one."""
-    deadline = time.monotonic() + timeout
-    last: list[Sample] | str = "no answer yet"
-    while True:
+
+    def answer() -> list[Sample] | str:
         try:
-            samples = instant_query(base_url, promql)
-            if accept(samples):
-                return samples
-            last = samples
+            return instant_query(base_url, promql)
         except (requests.RequestException, PrometheusApiClientException) as error:
-            last = f"error: {error}"
-        if time.monotonic() > deadline:
-            raise TimeoutError(
-                f"{promql!r} not accepted within {timeout:.0f} s; last answer: {last}"
-            )
-        time.sleep(interval)
+            return f"error: {error}"
+
+    found = read_until(
+        answer,
+        lambda found: not isinstance(found, str) and accept(found),
+        timeout=timeout,
+        what=f"an accepted answer to {promql!r}",
+        interval=interval,
+    )
+    assert not isinstance(found, str)
+    return found
 
 
 @contextmanager
